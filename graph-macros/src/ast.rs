@@ -1,0 +1,128 @@
+//! The resolved model of a `#[derive(GraphState)]` input: every field with its reducer
+//! and persistence, each keeping the span of the user's tokens.
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput, Fields, Ident, Path, Type};
+
+use crate::attr::{self, ReducerAttr};
+use crate::ctxt::Ctxt;
+
+pub struct State<'a> {
+    pub ident: &'a Ident,
+    pub vis: &'a syn::Visibility,
+    pub generics: &'a syn::Generics,
+    pub fields: Vec<Field<'a>>,
+}
+
+pub struct Field<'a> {
+    pub index: usize,
+    pub member: &'a Ident,
+    /// The field name without `r#`.
+    pub name: String,
+    pub ty: &'a Type,
+    pub reducer: Reducer,
+    /// Span of the reducer name, or of the field when it has no `#[reducer]`.
+    pub reducer_span: Span,
+    pub untracked: bool,
+}
+
+#[derive(Clone)]
+pub enum Reducer {
+    LastValue,
+    Append,
+    Add,
+    Merge,
+    Union,
+    Messages,
+    With { path: Path, update: Type },
+}
+
+impl Reducer {
+    /// Whether a checkpoint may store only the items a step appended.
+    pub fn is_delta(&self) -> bool {
+        matches!(self, Reducer::Append | Reducer::Messages)
+    }
+}
+
+impl<'a> State<'a> {
+    pub fn from_input(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Self> {
+        let named = match &input.data {
+            Data::Struct(data) => match &data.fields {
+                Fields::Named(named) => named,
+                Fields::Unnamed(_) => {
+                    cx.error_spanned_by(
+                        &data.fields,
+                        "`GraphState` needs a struct with named fields: each field is a channel, named by its field name",
+                    );
+                    return None;
+                }
+                Fields::Unit => {
+                    cx.error_spanned_by(
+                        &input.ident,
+                        "`GraphState` cannot be derived for a unit struct: add named fields, one per channel",
+                    );
+                    return None;
+                }
+            },
+            Data::Enum(data) => {
+                cx.push(syn::Error::new(
+                    data.enum_token.span,
+                    "`GraphState` can only be derived for a struct with named fields, not an enum",
+                ));
+                return None;
+            }
+            Data::Union(data) => {
+                cx.push(syn::Error::new(
+                    data.union_token.span,
+                    "`GraphState` can only be derived for a struct with named fields, not a union",
+                ));
+                return None;
+            }
+        };
+        let fields = named
+            .named
+            .iter()
+            .enumerate()
+            .filter_map(|(index, field)| {
+                let member = field.ident.as_ref()?;
+                let attrs = attr::parse_field_attrs(cx, &field.attrs);
+                let (reducer, reducer_span) = match attrs.reducer {
+                    None => (Reducer::LastValue, field.ty.span()),
+                    Some(sp) => (resolve_reducer(sp.value, &field.ty), sp.span),
+                };
+                Some(Field {
+                    index,
+                    member,
+                    name: member.unraw().to_string(),
+                    ty: &field.ty,
+                    reducer,
+                    reducer_span,
+                    untracked: attrs.untracked.is_some(),
+                })
+            })
+            .collect();
+        Some(State {
+            ident: &input.ident,
+            vis: &input.vis,
+            generics: &input.generics,
+            fields,
+        })
+    }
+}
+
+fn resolve_reducer(attr: ReducerAttr, field_ty: &Type) -> Reducer {
+    match attr {
+        ReducerAttr::Builtin("append") => Reducer::Append,
+        ReducerAttr::Builtin("add") => Reducer::Add,
+        ReducerAttr::Builtin("merge") => Reducer::Merge,
+        ReducerAttr::Builtin("union") => Reducer::Union,
+        ReducerAttr::Builtin("messages") => Reducer::Messages,
+        ReducerAttr::Builtin(_) => Reducer::LastValue,
+        ReducerAttr::With { path, update } => Reducer::With {
+            path,
+            update: update.unwrap_or_else(|| field_ty.clone()),
+        },
+    }
+}

@@ -1,0 +1,37 @@
+//! Typed channel keys (`State::FIELD`) and the `State::update()` entry point.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::{index_lit, update_ident};
+use crate::ast::State;
+
+pub fn expand(state: &State<'_>) -> TokenStream {
+    let ident = state.ident;
+    let update = update_ident(state);
+    let keys = state.fields.iter().map(|f| {
+        let key = format_ident!("{}", f.name.to_uppercase(), span = f.member.span());
+        let ty = f.ty;
+        let index = index_lit(f);
+        let doc = format!("Key of the `{}` channel.", f.name);
+        quote! {
+            #[doc = #doc]
+            pub const #key: ::stategraph::__private::ChannelKey<Self, #ty> =
+                ::stategraph::__private::ChannelKey::__new(#index);
+        }
+    });
+    let update_doc = format!(
+        "An empty partial update of `{ident}`; chain its builder methods to write channels."
+    );
+    quote! {
+        #[automatically_derived]
+        impl #ident {
+            #(#keys)*
+
+            #[doc = #update_doc]
+            pub fn update() -> #update {
+                ::core::default::Default::default()
+            }
+        }
+    }
+}

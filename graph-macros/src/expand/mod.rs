@@ -1,0 +1,90 @@
+//! Code generation for `#[derive(GraphState)]`, one file per generated thing.
+
+mod codec;
+mod keys;
+pub mod schema;
+mod state_impl;
+mod update;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::DeriveInput;
+use syn::spanned::Spanned;
+
+use crate::ast::{Field, Reducer, State};
+use crate::ctxt::Ctxt;
+use crate::valid;
+
+pub fn derive_graph_state(input: &DeriveInput) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let Some(state) = State::from_input(&mut cx, input) else {
+        return cx.into_compile_errors();
+    };
+    valid::check(&mut cx, &state);
+    if !state.generics.params.is_empty() {
+        return cx.into_compile_errors();
+    }
+    // Attribute mistakes fall back to a last-value channel, so the rest of the user's
+    // code still type-checks and only the real mistake is reported.
+    let keys = keys::expand(&state);
+    let update = update::expand(&state);
+    let state_impl = state_impl::expand(&state);
+    let codecs = codec::expand(&state);
+    let errors = cx.into_compile_errors();
+    quote! {
+        #keys
+        #update
+        const _: () = {
+            #codecs
+            #state_impl
+        };
+        #errors
+    }
+}
+
+/// The span generated type-level checks for a field point at: its type.
+fn ty_span(f: &Field<'_>) -> Span {
+    f.ty.span()
+}
+
+/// The reducer marker type of a built-in reducer; `None` for `with = path`.
+fn marker(f: &Field<'_>) -> Option<TokenStream> {
+    let span = f.reducer_span;
+    let name = match f.reducer {
+        Reducer::LastValue => "LastValue",
+        Reducer::Append => "Append",
+        Reducer::Add => "Add",
+        Reducer::Merge => "Merge",
+        Reducer::Union => "Union",
+        Reducer::Messages => "Messages",
+        Reducer::With { .. } => return None,
+    };
+    let ident = format_ident!("{}", name, span = span);
+    Some(quote_spanned!(span=> ::stategraph::__private::#ident))
+}
+
+/// The type one write to the field carries.
+fn update_ty(f: &Field<'_>) -> TokenStream {
+    let ty = f.ty;
+    match (&f.reducer, marker(f)) {
+        (Reducer::With { update, .. }, _) => quote!(#update),
+        (_, Some(m)) => {
+            quote_spanned!(ty_span(f)=> <#m as ::stategraph::__private::Reducer<#ty>>::Update)
+        }
+        (_, None) => quote!(#ty),
+    }
+}
+
+/// The generated partial-update type's name.
+fn update_ident(state: &State<'_>) -> syn::Ident {
+    format_ident!("{}Update", state.ident)
+}
+
+/// Name of the per-field local or constant with `prefix`.
+fn field_ident(prefix: &str, f: &Field<'_>) -> syn::Ident {
+    format_ident!("__SG_{}_{}", prefix, f.index)
+}
+
+fn index_lit(f: &Field<'_>) -> syn::LitInt {
+    syn::LitInt::new(&f.index.to_string(), Span::call_site())
+}

@@ -1,0 +1,320 @@
+//! `impl GraphState`: channel metadata, schema version, applying a superstep's writes
+//! through the reducers, and the per-channel codecs.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::codec::{delta_codec, update_codec, value_codec};
+use super::schema;
+use super::{field_ident, index_lit, marker, update_ident, update_ty};
+use crate::ast::{Field, Reducer, State};
+
+pub fn expand(state: &State<'_>) -> TokenStream {
+    let ident = state.ident;
+    let update = update_ident(state);
+    let manifest = schema::manifest(state);
+    let version = schema::version(&manifest);
+    let p = quote!(::stategraph::__private);
+
+    let infos = state.fields.iter().map(|f| {
+        let index = index_lit(f);
+        let name = &f.name;
+        let reducer = schema::reducer_id(&f.reducer);
+        let persistence = if f.untracked {
+            quote!(#p::Persistence::Untracked)
+        } else {
+            quote!(#p::Persistence::Checkpointed)
+        };
+        let type_name = schema::type_text(f.ty);
+        let delta = f.reducer.is_delta() && !f.untracked;
+        quote! {
+            #p::ChannelInfo {
+                index: #index,
+                name: #name,
+                reducer: #reducer,
+                persistence: #persistence,
+                type_name: #type_name,
+                delta: #delta,
+            }
+        }
+    });
+
+    let with_checks = state.fields.iter().filter_map(|f| match &f.reducer {
+        Reducer::With { path, update } => {
+            let ty = f.ty;
+            Some(quote_spanned! {path.span()=>
+                const _: () = #p::assert_with_reducer::<#ty, #update, _>(&#path);
+            })
+        }
+        _ => None,
+    });
+
+    let apply = apply_writes(state);
+    let codecs = codec_methods(state);
+
+    quote! {
+        #(#with_checks)*
+
+        #[automatically_derived]
+        impl #p::GraphState for #ident {
+            type Update = #update;
+
+            const CHANNELS: &'static [#p::ChannelInfo] = &[#(#infos),*];
+            const SCHEMA_VERSION: &'static str = #version;
+            const SCHEMA_MANIFEST: &'static str = #manifest;
+
+            #apply
+            #codecs
+        }
+    }
+}
+
+fn channel(f: &Field<'_>) -> TokenStream {
+    let index = index_lit(f);
+    quote!(&<Self as ::stategraph::__private::GraphState>::CHANNELS[#index])
+}
+
+fn apply_writes(state: &State<'_>) -> TokenStream {
+    let p = quote!(::stategraph::__private);
+    let pending: Vec<_> = state
+        .fields
+        .iter()
+        .map(|f| field_ident("PENDING", f))
+        .collect();
+    let decls = state.fields.iter().zip(&pending).map(|(f, pend)| {
+        let ty = f.ty;
+        let uty = update_ty(f);
+        quote!(let mut #pend = #p::Pending::<#ty, #uty>::default();)
+    });
+    let gathers = state.fields.iter().zip(&pending).map(|(f, pend)| {
+        let member = f.member;
+        quote! {
+            if let ::core::option::Option::Some(w) = update.#member {
+                #pend.push(i, w);
+            }
+        }
+    });
+    let checks = state.fields.iter().zip(&pending).map(|(f, pend)| {
+        let member = f.member;
+        let ch = channel(f);
+        match marker(f) {
+            Some(m) => quote!(#pend.check::<#m>(&self.#member, #ch, &writers)?;),
+            None => quote!(#pend.check_writers(#ch, false, &writers)?;),
+        }
+    });
+    let commits = state.fields.iter().zip(&pending).map(|(f, pend)| {
+        let member = f.member;
+        let index = index_lit(f);
+        let commit = match (&f.reducer, marker(f)) {
+            (Reducer::With { path, .. }, _) => quote! {
+                #pend.commit_with(&mut self.#member, |current, update| {
+                    #p::WithReducer::fold(&#path, current, update)
+                })
+            },
+            (_, Some(m)) => quote!(#pend.commit::<#m>(&mut self.#member)),
+            (_, None) => quote!(::core::option::Option::None),
+        };
+        quote! {
+            if let ::core::option::Option::Some(change) = #commit {
+                changes.record(#index, change);
+            }
+        }
+    });
+    quote! {
+        fn apply_writes(
+            &mut self,
+            writes: ::std::vec::Vec<#p::Write<Self>>,
+        ) -> ::core::result::Result<#p::ChangeSet, #p::InvalidUpdate> {
+            let mut writers = ::std::vec::Vec::with_capacity(writes.len());
+            #(#decls)*
+            for (i, write) in writes.into_iter().enumerate() {
+                writers.push(write.writer);
+                let update = write.update;
+                #(#gathers)*
+            }
+            #(#checks)*
+            let mut changes = #p::ChangeSet::new();
+            #(#commits)*
+            ::core::result::Result::Ok(changes)
+        }
+    }
+}
+
+fn codec_methods(state: &State<'_>) -> TokenStream {
+    let p = quote!(::stategraph::__private);
+    let count = state.fields.len();
+    let unknown = quote! {
+        index => ::core::result::Result::Err(#p::CodecError::UnknownChannel { index, count: #count })
+    };
+
+    let encode_arms = state.fields.iter().map(|f| {
+        let index = index_lit(f);
+        let member = f.member;
+        let ch = channel(f);
+        if f.untracked {
+            quote!(#index => ::core::result::Result::Ok(::core::option::Option::None),)
+        } else {
+            let codec = value_codec(f);
+            quote!(#index => #codec.encode(&self.#member, #ch).map(::core::option::Option::Some),)
+        }
+    });
+    let decode_arms = state.fields.iter().map(|f| {
+        let index = index_lit(f);
+        let member = f.member;
+        let ch = channel(f);
+        if f.untracked {
+            quote!(#index => ::core::result::Result::Err(#p::CodecError::Untracked { channel: (#ch).name }),)
+        } else {
+            let codec = value_codec(f);
+            quote!(#index => {
+                self.#member = #codec.decode(value, #ch)?;
+                ::core::result::Result::Ok(())
+            })
+        }
+    });
+    let deltas: Vec<&Field<'_>> = state
+        .fields
+        .iter()
+        .filter(|f| f.reducer.is_delta() && !f.untracked)
+        .collect();
+    let len_arms = deltas.iter().map(|f| {
+        let index = index_lit(f);
+        let member = f.member;
+        let delta = delta_codec(f);
+        quote!(#index => ::core::option::Option::Some(#delta.len(&self.#member)),)
+    });
+    let since_arms = deltas.iter().map(|f| {
+        let index = index_lit(f);
+        let member = f.member;
+        let delta = delta_codec(f);
+        let ch = channel(f);
+        quote!(#index => #delta.encode_since(&self.#member, from, #ch),)
+    });
+    let extend_arms = deltas.iter().map(|f| {
+        let index = index_lit(f);
+        let member = f.member;
+        let delta = delta_codec(f);
+        let ch = channel(f);
+        quote!(#index => #delta.extend(&mut self.#member, delta, #ch),)
+    });
+    let no_delta = quote! {
+        index if index < #count => ::core::result::Result::Err(#p::CodecError::NoDelta {
+            channel: <Self as #p::GraphState>::CHANNELS[index].name,
+        }),
+        #unknown
+    };
+
+    let tracked: Vec<&Field<'_>> = state.fields.iter().filter(|f| !f.untracked).collect();
+    let encode_update = tracked.iter().map(|f| {
+        let member = f.member;
+        let name = &f.name;
+        let ch = channel(f);
+        let codec = value_codec(f);
+        let ucodec = update_codec(f);
+        quote! {
+            if let ::core::option::Option::Some(w) = &update.#member {
+                let (tag, value) = match w {
+                    #p::ChannelWrite::Reduce(u) => ("reduce", #ucodec.encode(u, #ch)?),
+                    #p::ChannelWrite::Overwrite(v) => ("overwrite", #codec.encode(v, #ch)?),
+                };
+                let mut entry = #p::serde_json::Map::new();
+                entry.insert(::std::string::String::from(tag), value);
+                map.insert(::std::string::String::from(#name), #p::serde_json::Value::Object(entry));
+            }
+        }
+    });
+    let decode_update = tracked.iter().map(|f| {
+        let member = f.member;
+        let name = &f.name;
+        let ch = channel(f);
+        let codec = value_codec(f);
+        let ucodec = update_codec(f);
+        quote! {
+            #name => {
+                let (overwrite, value) = #p::split_write(value, #ch)?;
+                update.#member = ::core::option::Option::Some(if overwrite {
+                    #p::ChannelWrite::Overwrite(#codec.decode(value, #ch)?)
+                } else {
+                    #p::ChannelWrite::Reduce(#ucodec.decode(value, #ch)?)
+                });
+            }
+        }
+    });
+
+    quote! {
+        fn encode_channel(
+            &self,
+            index: usize,
+        ) -> ::core::result::Result<::core::option::Option<#p::serde_json::Value>, #p::CodecError> {
+            match index {
+                #(#encode_arms)*
+                #unknown
+            }
+        }
+
+        fn decode_channel(
+            &mut self,
+            index: usize,
+            value: #p::serde_json::Value,
+        ) -> ::core::result::Result<(), #p::CodecError> {
+            match index {
+                #(#decode_arms)*
+                #unknown
+            }
+        }
+
+        fn channel_len(&self, index: usize) -> ::core::option::Option<usize> {
+            match index {
+                #(#len_arms)*
+                _ => ::core::option::Option::None,
+            }
+        }
+
+        fn encode_channel_since(
+            &self,
+            index: usize,
+            from: usize,
+        ) -> ::core::result::Result<#p::serde_json::Value, #p::CodecError> {
+            match index {
+                #(#since_arms)*
+                #no_delta
+            }
+        }
+
+        fn extend_channel(
+            &mut self,
+            index: usize,
+            delta: #p::serde_json::Value,
+        ) -> ::core::result::Result<(), #p::CodecError> {
+            match index {
+                #(#extend_arms)*
+                #no_delta
+            }
+        }
+
+        fn encode_update(
+            update: &Self::Update,
+        ) -> ::core::result::Result<#p::serde_json::Value, #p::CodecError> {
+            let mut map = #p::serde_json::Map::new();
+            #(#encode_update)*
+            ::core::result::Result::Ok(#p::serde_json::Value::Object(map))
+        }
+
+        fn decode_update(
+            value: #p::serde_json::Value,
+        ) -> ::core::result::Result<Self::Update, #p::CodecError> {
+            let #p::serde_json::Value::Object(map) = value else {
+                return ::core::result::Result::Err(#p::CodecError::UpdateNotObject);
+            };
+            let mut update = <Self::Update as ::core::default::Default>::default();
+            for (name, value) in map {
+                match name.as_str() {
+                    #(#decode_update)*
+                    _ => return ::core::result::Result::Err(#p::CodecError::UnknownUpdateChannel { name }),
+                }
+            }
+            ::core::result::Result::Ok(update)
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! The partial-update struct `<State>Update`: one optional write per channel, a
+//! builder method per channel typed by its reducer, `overwrite_<field>` for reducer
+//! channels, `Debug`, `StateUpdate` and serde through the channel codecs.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+
+use super::{index_lit, ty_span, update_ident, update_ty};
+use crate::ast::{Field, Reducer, State};
+
+pub fn expand(state: &State<'_>) -> TokenStream {
+    let ident = state.ident;
+    let vis = state.vis;
+    let update = update_ident(state);
+    let slots = state.fields.iter().map(|f| {
+        let member = f.member;
+        let ty = f.ty;
+        let uty = update_ty(f);
+        let doc = format!("The write to `{}`, if any.", f.name);
+        quote! {
+            #[doc = #doc]
+            pub #member: ::core::option::Option<::stategraph::__private::ChannelWrite<#ty, #uty>>,
+        }
+    });
+    let builders = state.fields.iter().map(builder);
+    let debug_fields = state.fields.iter().map(|f| {
+        let member = f.member;
+        let name = &f.name;
+        if f.untracked {
+            quote! {
+                if self.#member.is_some() {
+                    d.field(#name, &::core::format_args!("<untracked>"));
+                }
+            }
+        } else {
+            quote! {
+                if let ::core::option::Option::Some(w) = &self.#member {
+                    d.field(#name, w);
+                }
+            }
+        }
+    });
+    let update_name = update.to_string();
+    let is_empty = state.fields.iter().map(|f| {
+        let member = f.member;
+        quote!(self.#member.is_none())
+    });
+    let writes_arms = state.fields.iter().map(|f| {
+        let member = f.member;
+        let index = index_lit(f);
+        quote!(#index => self.#member.is_some(),)
+    });
+    let doc = format!(
+        "A partial update of [`{ident}`]: one optional write per channel. Build it with \
+         `{ident}::update()` and the builder methods; a node returns it."
+    );
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, Default)]
+        #vis struct #update {
+            #(#slots)*
+        }
+
+        #[automatically_derived]
+        impl #update {
+            #(#builders)*
+        }
+
+        #[automatically_derived]
+        impl ::core::fmt::Debug for #update {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                let mut d = f.debug_struct(#update_name);
+                #(#debug_fields)*
+                d.finish()
+            }
+        }
+
+        #[automatically_derived]
+        impl ::stategraph::__private::StateUpdate for #update {
+            fn is_empty(&self) -> bool {
+                true #(&& #is_empty)*
+            }
+
+            fn writes_channel(&self, index: usize) -> bool {
+                match index {
+                    #(#writes_arms)*
+                    _ => false,
+                }
+            }
+        }
+
+        #[automatically_derived]
+        impl ::stategraph::__private::serde::Serialize for #update {
+            fn serialize<__S>(&self, serializer: __S) -> ::core::result::Result<__S::Ok, __S::Error>
+            where
+                __S: ::stategraph::__private::serde::Serializer,
+            {
+                let value = <#ident as ::stategraph::__private::GraphState>::encode_update(self)
+                    .map_err(<__S::Error as ::stategraph::__private::serde::ser::Error>::custom)?;
+                ::stategraph::__private::serde::Serialize::serialize(&value, serializer)
+            }
+        }
+
+        #[automatically_derived]
+        impl<'de> ::stategraph::__private::serde::Deserialize<'de> for #update {
+            fn deserialize<__D>(deserializer: __D) -> ::core::result::Result<Self, __D::Error>
+            where
+                __D: ::stategraph::__private::serde::Deserializer<'de>,
+            {
+                let value = <::stategraph::__private::serde_json::Value as ::stategraph::__private::serde::Deserialize>::deserialize(deserializer)?;
+                <#ident as ::stategraph::__private::GraphState>::decode_update(value)
+                    .map_err(<__D::Error as ::stategraph::__private::serde::de::Error>::custom)
+            }
+        }
+    }
+}
+
+/// The builder method(s) of one channel.
+fn builder(f: &Field<'_>) -> TokenStream {
+    let member = f.member;
+    let ty = f.ty;
+    let name = &f.name;
+    let span = ty_span(f);
+    let p = quote!(::stategraph::__private);
+    let items = |item: TokenStream, doc: String| {
+        quote! {
+            #[doc = #doc]
+            pub fn #member<__SgI>(mut self, items: __SgI) -> Self
+            where
+                __SgI: ::core::iter::IntoIterator,
+                __SgI::Item: #p::IntoChannelValue<#item>,
+            {
+                #p::extend_items(&mut self.#member, items);
+                self
+            }
+        }
+    };
+    let main = match &f.reducer {
+        Reducer::LastValue | Reducer::Add | Reducer::With { .. } => {
+            let uty = update_ty(f);
+            let doc = match f.reducer {
+                Reducer::LastValue => {
+                    format!("Sets `{name}`. A last-value channel takes one write per superstep.")
+                }
+                Reducer::Add => format!("Adds to `{name}`."),
+                _ => format!("Folds a value into `{name}` with its reducer function."),
+            };
+            quote! {
+                #[doc = #doc]
+                pub fn #member(mut self, value: impl #p::IntoChannelValue<#uty>) -> Self {
+                    self.#member = ::core::option::Option::Some(#p::ChannelWrite::Reduce(
+                        #p::IntoChannelValue::into_channel_value(value),
+                    ));
+                    self
+                }
+            }
+        }
+        Reducer::Append => items(
+            quote_spanned!(span=> <#ty as #p::Sequence>::Item),
+            format!("Appends items to `{name}` (calling it again appends more)."),
+        ),
+        Reducer::Union => items(
+            quote_spanned!(span=> <#ty as #p::SetLike>::Item),
+            format!("Inserts items into the set `{name}`."),
+        ),
+        Reducer::Messages => items(
+            quote_spanned!(span=> #p::MessageOp<<#ty as #p::MessageList>::Message>),
+            format!(
+                "Writes to the message list `{name}`: messages (appended, or replacing the \
+                 message with the same id), `RemoveMessage` or `RemoveAllMessages`."
+            ),
+        ),
+        Reducer::Merge => {
+            let key = quote_spanned!(span=> <#ty as #p::Mergeable>::Key);
+            let value = quote_spanned!(span=> <#ty as #p::Mergeable>::Value);
+            let doc = format!(
+                "Inserts `(key, value)` entries into `{name}`; a later write wins per key."
+            );
+            quote! {
+                #[doc = #doc]
+                pub fn #member<__SgI, __SgK, __SgV>(mut self, entries: __SgI) -> Self
+                where
+                    __SgI: ::core::iter::IntoIterator<Item = (__SgK, __SgV)>,
+                    __SgK: #p::IntoChannelValue<#key>,
+                    __SgV: #p::IntoChannelValue<#value>,
+                {
+                    #p::extend_entries(&mut self.#member, entries);
+                    self
+                }
+            }
+        }
+    };
+    let overwrite = if matches!(f.reducer, Reducer::LastValue) {
+        quote!()
+    } else {
+        let method = format_ident!("overwrite_{}", f.name, span = f.member.span());
+        let doc = format!(
+            "Replaces `{name}`, bypassing its reducer; wins over the step's other writes to it."
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn #method(mut self, value: impl #p::IntoChannelValue<#ty>) -> Self {
+                self.#member = ::core::option::Option::Some(#p::ChannelWrite::Overwrite(
+                    #p::IntoChannelValue::into_channel_value(value),
+                ));
+                self
+            }
+        }
+    };
+    quote!(#main #overwrite)
+}

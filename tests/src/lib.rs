@@ -1,0 +1,1 @@
+//! Cross-crate scenario tests live in `tests/`.
