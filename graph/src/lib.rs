@@ -10,6 +10,8 @@ pub mod state;
 #[path = "private.rs"]
 pub mod __private;
 
+/// Derives [`GraphState`](trait@GraphState) for a struct with named fields; see the
+/// [crate docs](crate) for the attributes it reads.
 pub use stategraph_macros::GraphState;
 
 pub use state::{
@@ -28,3 +30,8 @@ pub mod prelude {
     };
     pub use stategraph_macros::GraphState;
 }
+
+/// The README's code, compiled as a doc-test so it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
