@@ -5,6 +5,7 @@ mod ast;
 mod attr;
 mod ctxt;
 mod expand;
+mod node;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -16,4 +17,10 @@ use syn::{DeriveInput, parse_macro_input};
 pub fn derive_graph_state(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive_graph_state(&input).into()
+}
+
+/// Turns a function into a graph node. Documented on the re-export in `stategraph`.
+#[proc_macro_attribute]
+pub fn node(args: TokenStream, item: TokenStream) -> TokenStream {
+    node::node(args.into(), item.into()).into()
 }

@@ -4,6 +4,13 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod builder;
+pub mod compile;
+mod mermaid;
+pub mod node;
+pub mod retry;
+pub mod runtime;
+mod send;
 pub mod state;
 
 #[doc(hidden)]
@@ -13,7 +20,18 @@ pub mod __private;
 /// Derives [`GraphState`](trait@GraphState) for a struct with named fields; see the
 /// [crate docs](crate) for the attributes it reads.
 pub use stategraph_macros::GraphState;
+/// Turns a function into a graph node; see the [crate docs](crate).
+pub use stategraph_macros::node;
 
+pub use builder::{Endpoint, IntoDeclared, IntoSources, IntoTarget, StateGraph};
+pub use compile::{BuildError, BuildProblem, CompiledGraph};
+pub use node::{
+    BoxFuture, Command, END, End, Goto, IntoGoto, Node, NodeContext, NodeDef, NodeError, NodeFn,
+    NodeHandle, NodeOutput, NodeRef, NodeResult, NodeReturn, Route, START, Start,
+};
+pub use retry::RetryPolicy;
+pub use runtime::{RunConfig, RunError, RunOutput};
+pub use send::{IntoPayload, Send};
 pub use state::{
     Add, Addable, Append, Change, ChangeSet, ChannelInfo, ChannelKey, ChannelWrite, Checkpointable,
     CodecError, GraphState, IntoChannelValue, InvalidUpdate, LastValue, Merge, Mergeable, Message,
@@ -23,12 +41,20 @@ pub use state::{
 };
 
 /// The names most programs need: `use stategraph::prelude::*;`.
+///
+/// `Send` is left out on purpose: a glob import of it would shadow the
+/// `std::marker::Send` trait. Write `stategraph::Send::new(..)`.
 pub mod prelude {
+    pub use crate::builder::StateGraph;
+    pub use crate::compile::CompiledGraph;
+    pub use crate::node::{Command, END, NodeContext, NodeError, Route, START};
+    pub use crate::retry::RetryPolicy;
+    pub use crate::runtime::{RunConfig, RunError, RunOutput};
     pub use crate::state::{
         ChangeSet, ChannelKey, GraphState, Message, MessageLike, RemoveAllMessages, RemoveMessage,
         Role, StateUpdate, ToolCall, Write,
     };
-    pub use stategraph_macros::GraphState;
+    pub use stategraph_macros::{GraphState, node};
 }
 
 /// The README's code, compiled as a doc-test so it cannot drift.

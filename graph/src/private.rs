@@ -45,3 +45,7 @@ pub fn extend_entries<T, K, V, K2, V2>(
             .map(|(k, v)| (k.into_channel_value(), v.into_channel_value())),
     );
 }
+
+pub use crate::node::{
+    BoxFuture, NodeContext, NodeDef, NodeError, NodeFn, NodeResult, NodeReturn, update_output,
+};

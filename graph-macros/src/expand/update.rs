@@ -90,6 +90,14 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
+        impl ::stategraph::__private::NodeReturn for #update {
+            type State = #ident;
+            fn into_output(self) -> ::stategraph::__private::NodeResult<#ident> {
+                ::stategraph::__private::update_output::<#ident>(self)
+            }
+        }
+
+        #[automatically_derived]
         impl ::stategraph::__private::serde::Serialize for #update {
             fn serialize<__S>(&self, serializer: __S) -> ::core::result::Result<__S::Ok, __S::Error>
             where

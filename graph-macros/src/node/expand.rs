@@ -1,0 +1,78 @@
+//! The node's struct (holding the original body as `call`) and its `NodeDef` constant.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::ast::NodeFn;
+use super::attr::NodeOptions;
+
+pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
+    let p = quote!(::stategraph::__private);
+    let func = node.func;
+    let ident = &func.sig.ident;
+    let vis = &func.vis;
+    let attrs = &func.attrs;
+    let docs: Vec<_> = attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let name = options
+        .name
+        .as_ref()
+        .map_or_else(|| ident.to_string(), |n| n.value.clone());
+    let input = node.input;
+    let output = node.output;
+    let state = quote_spanned!(output.span()=> <#output as #p::NodeReturn>::State);
+    let mut sig = func.sig.clone();
+    sig.ident = syn::Ident::new("call", ident.span());
+    let block = &func.block;
+    let args = if node.takes_context {
+        quote!(input, ctx)
+    } else {
+        quote!(input)
+    };
+    let (runner, kind) = if node.is_async {
+        (
+            quote! {
+                #[doc(hidden)]
+                pub fn __sg_run<'a>(
+                    input: &'a #input,
+                    ctx: &'a #p::NodeContext,
+                ) -> #p::BoxFuture<'a, #p::NodeResult<#state>> {
+                    let _ = &ctx;
+                    ::std::boxed::Box::pin(async move {
+                        <#output as #p::NodeReturn>::into_output(Self::call(#args).await)
+                    })
+                }
+            },
+            quote!(Async),
+        )
+    } else {
+        (
+            quote! {
+                #[doc(hidden)]
+                pub fn __sg_run(input: &#input, ctx: &#p::NodeContext) -> #p::NodeResult<#state> {
+                    let _ = &ctx;
+                    <#output as #p::NodeReturn>::into_output(Self::call(#args))
+                }
+            },
+            quote!(Sync),
+        )
+    };
+    let struct_doc = format!("The `{name}` node; `{ident}::call(..)` runs its body directly.");
+    quote! {
+        #[doc = #struct_doc]
+        #[allow(non_camel_case_types)]
+        #vis struct #ident {}
+
+        impl #ident {
+            #(#attrs)*
+            #vis #sig #block
+
+            #runner
+        }
+
+        #(#docs)*
+        #[allow(non_upper_case_globals)]
+        #vis const #ident: #p::NodeDef<#state, #input> =
+            #p::NodeDef::__new(#name, #p::NodeFn::#kind(#ident::__sg_run));
+    }
+}

@@ -1,0 +1,336 @@
+//! `StateGraph<S>`: declaring nodes, edges, joins and conditional edges.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::compile::{BuildError, CompiledGraph};
+use crate::node::{
+    End, Goto, Node, NodeDef, NodeHandle, NodeOutput, NodeReturn, Route, Runner, Start, TaskInput,
+};
+use crate::retry::RetryPolicy;
+use crate::state::GraphState;
+
+/// One end of an edge.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// The graph's entry.
+    Start,
+    /// The graph's exit.
+    End,
+    /// A node, by name.
+    Node(Arc<str>),
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Start => f.write_str("START"),
+            Endpoint::End => f.write_str("END"),
+            Endpoint::Node(n) => f.write_str(n),
+        }
+    }
+}
+
+/// One edge source: `START` or a node.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the source of an edge in a graph over `{S}`",
+    label = "expected `START`, a node, or several of them for a join",
+    note = "a join waits for several sources: `add_edge([a, b], c)` or `add_edge((a, b), c)`"
+)]
+pub trait IntoSources<S> {
+    /// The sources (more than one: a join).
+    fn into_sources(self) -> Vec<Endpoint>;
+}
+
+/// One edge target: a node taking the state, or `END`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the target of an edge in a graph over `{S}`",
+    label = "expected a node taking `&{S}`, or `END`",
+    note = "a node whose input is a payload is reached with `stategraph::Send::new(node, payload)` from a router or command"
+)]
+pub trait IntoTarget<S> {
+    /// The target.
+    fn into_target(self) -> Endpoint;
+}
+
+/// The declared destinations of a conditional edge: nodes (any input), `END`, or
+/// several as an array or tuple.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a declared route target in a graph over `{S}`",
+    label = "expected a node, `END`, or an array or tuple of them"
+)]
+pub trait IntoDeclared<S> {
+    /// The declared targets.
+    fn into_declared(self) -> Vec<Endpoint>;
+}
+
+impl<S> IntoSources<S> for Start {
+    fn into_sources(self) -> Vec<Endpoint> {
+        vec![Endpoint::Start]
+    }
+}
+impl<S> IntoDeclared<S> for End {
+    fn into_declared(self) -> Vec<Endpoint> {
+        vec![Endpoint::End]
+    }
+}
+impl<S> IntoTarget<S> for End {
+    fn into_target(self) -> Endpoint {
+        Endpoint::End
+    }
+}
+impl<S: GraphState> IntoTarget<S> for NodeDef<S, S> {
+    fn into_target(self) -> Endpoint {
+        Endpoint::Node(Arc::from(self.name()))
+    }
+}
+impl<S: GraphState> IntoTarget<S> for NodeHandle<S, S> {
+    fn into_target(self) -> Endpoint {
+        Endpoint::Node(Arc::from(self.name()))
+    }
+}
+impl<S: GraphState> IntoTarget<S> for &NodeHandle<S, S> {
+    fn into_target(self) -> Endpoint {
+        Endpoint::Node(Arc::from(self.name()))
+    }
+}
+
+/// A single node value of any input type, used to build the multi-node impls.
+trait NodeName {
+    fn endpoint(&self) -> Endpoint;
+}
+impl<S: GraphState, I> NodeName for NodeDef<S, I> {
+    fn endpoint(&self) -> Endpoint {
+        Endpoint::Node(Arc::from(self.name()))
+    }
+}
+impl<S, I> NodeName for NodeHandle<S, I> {
+    fn endpoint(&self) -> Endpoint {
+        Endpoint::Node(Arc::from(self.name()))
+    }
+}
+impl<S, I> NodeName for &NodeHandle<S, I> {
+    fn endpoint(&self) -> Endpoint {
+        Endpoint::Node(Arc::from(self.name()))
+    }
+}
+impl NodeName for End {
+    fn endpoint(&self) -> Endpoint {
+        Endpoint::End
+    }
+}
+
+macro_rules! single_node_impls {
+    ($($ty:ty => [$($g:tt)*]),* $(,)?) => {$(
+        impl<$($g)*> IntoSources<S> for $ty {
+            fn into_sources(self) -> Vec<Endpoint> {
+                vec![self.endpoint()]
+            }
+        }
+        impl<$($g)*> IntoDeclared<S> for $ty {
+            fn into_declared(self) -> Vec<Endpoint> {
+                vec![self.endpoint()]
+            }
+        }
+        impl<$($g)*, const N: usize> IntoSources<S> for [$ty; N] {
+            fn into_sources(self) -> Vec<Endpoint> {
+                self.iter().map(NodeName::endpoint).collect()
+            }
+        }
+        impl<$($g)*, const N: usize> IntoDeclared<S> for [$ty; N] {
+            fn into_declared(self) -> Vec<Endpoint> {
+                self.iter().map(NodeName::endpoint).collect()
+            }
+        }
+    )*};
+}
+single_node_impls! {
+    NodeDef<S, I> => [S: GraphState, I],
+    NodeHandle<S, I> => [S, I],
+    &NodeHandle<S, I> => [S, I],
+}
+
+impl<S, const N: usize> IntoDeclared<S> for [End; N] {
+    fn into_declared(self) -> Vec<Endpoint> {
+        self.iter().map(NodeName::endpoint).collect()
+    }
+}
+
+macro_rules! tuple_impls {
+    ($($name:ident)+) => {
+        #[allow(non_snake_case)]
+        impl<S, $($name: NodeName),+> IntoSources<S> for ($($name,)+) {
+            fn into_sources(self) -> Vec<Endpoint> {
+                let ($($name,)+) = self;
+                vec![$($name.endpoint()),+]
+            }
+        }
+        #[allow(non_snake_case)]
+        impl<S, $($name: NodeName),+> IntoDeclared<S> for ($($name,)+) {
+            fn into_declared(self) -> Vec<Endpoint> {
+                let ($($name,)+) = self;
+                vec![$($name.endpoint()),+]
+            }
+        }
+    };
+}
+tuple_impls!(A B);
+tuple_impls!(A B C);
+tuple_impls!(A B C D);
+tuple_impls!(A B C D E);
+tuple_impls!(A B C D E F);
+
+pub(crate) type Router<S> = Arc<dyn Fn(&S) -> Route<S> + Send + Sync>;
+
+pub(crate) struct NodeSpec<S: GraphState> {
+    pub(crate) name: Arc<str>,
+    pub(crate) runner: Runner<S>,
+    pub(crate) takes_state: bool,
+}
+
+pub(crate) struct BranchSpec<S> {
+    pub(crate) source: Endpoint,
+    pub(crate) router: Router<S>,
+    pub(crate) declared: Vec<Endpoint>,
+}
+
+/// Declares a graph over state `S`; `compile` checks it and makes it runnable.
+///
+/// Builder methods take `&mut self` and return it, so a graph is declared in one
+/// chained expression or step by step.
+pub struct StateGraph<S: GraphState> {
+    pub(crate) nodes: Vec<NodeSpec<S>>,
+    pub(crate) edges: Vec<(Vec<Endpoint>, Endpoint)>,
+    pub(crate) branches: Vec<BranchSpec<S>>,
+    pub(crate) retry: HashMap<Arc<str>, RetryPolicy>,
+    pub(crate) retry_unknown: Vec<Arc<str>>,
+}
+
+impl<S: GraphState> Default for StateGraph<S> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S: GraphState> StateGraph<S> {
+    /// An empty graph.
+    pub fn new() -> Self {
+        Self {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            branches: Vec::new(),
+            retry: HashMap::new(),
+            retry_unknown: Vec::new(),
+        }
+    }
+
+    /// Adds a node made with `#[node]`.
+    pub fn add_node<N: Node<S>>(&mut self, node: N) -> &mut Self {
+        let name = node.node_name();
+        let takes_state = std::any::TypeId::of::<N::Input>() == std::any::TypeId::of::<S>();
+        self.nodes.push(NodeSpec {
+            name,
+            runner: node.into_runner(),
+            takes_state,
+        });
+        self
+    }
+
+    /// Adds a node from a closure over the state and returns a handle that names it in
+    /// edges, routes and `goto`.
+    pub fn add_node_fn<F, R>(&mut self, name: impl Into<Arc<str>>, f: F) -> NodeHandle<S>
+    where
+        F: Fn(&S) -> R + Send + Sync + 'static,
+        R: NodeReturn<State = S>,
+    {
+        let name: Arc<str> = name.into();
+        let runner = Runner::Sync(Arc::new(
+            move |input: TaskInput<'_, S>, _ctx: &_| match input {
+                TaskInput::State(s) => f(s).into_output(),
+                TaskInput::Payload(_) => Ok(NodeOutput::empty()),
+            },
+        ));
+        self.nodes.push(NodeSpec {
+            name: name.clone(),
+            runner,
+            takes_state: true,
+        });
+        NodeHandle::new(name)
+    }
+
+    /// Adds an edge. One source: the target runs in the superstep after the source
+    /// ran. Several sources (`[a, b]` or `(a, b)`): a join — the target runs once after
+    /// all of them ran, even in different supersteps.
+    pub fn add_edge(&mut self, from: impl IntoSources<S>, to: impl IntoTarget<S>) -> &mut Self {
+        self.edges.push((from.into_sources(), to.into_target()));
+        self
+    }
+
+    /// Adds a conditional edge: after `source` runs, `router` picks the next nodes (or
+    /// `END`, or `Send`s) from the state as the source's task left it. Every route must
+    /// be one of `declared`; any other is a run error.
+    pub fn add_conditional_edges<R, F>(
+        &mut self,
+        source: impl IntoSources<S>,
+        router: F,
+        declared: impl IntoDeclared<S>,
+    ) -> &mut Self
+    where
+        F: Fn(&S) -> R + Send + Sync + 'static,
+        R: Into<Route<S>>,
+    {
+        let router: Router<S> = Arc::new(move |s: &S| router(s).into());
+        let declared = declared.into_declared();
+        for source in source.into_sources() {
+            self.branches.push(BranchSpec {
+                source,
+                router: router.clone(),
+                declared: declared.clone(),
+            });
+        }
+        self
+    }
+
+    /// Shorthand for `add_edge(START, node)`.
+    pub fn set_entry_point(&mut self, node: impl IntoTarget<S>) -> &mut Self {
+        self.edges.push((vec![Endpoint::Start], node.into_target()));
+        self
+    }
+
+    /// Shorthand for `add_edge(node, END)`.
+    pub fn set_finish_point(&mut self, node: impl IntoSources<S>) -> &mut Self {
+        self.edges.push((node.into_sources(), Endpoint::End));
+        self
+    }
+
+    /// Retries `node` on error according to `policy`.
+    pub fn retry(&mut self, node: impl IntoSources<S>, policy: RetryPolicy) -> &mut Self {
+        for endpoint in node.into_sources() {
+            match endpoint {
+                Endpoint::Node(name) => {
+                    self.retry.insert(name, policy.clone());
+                }
+                other => self.retry_unknown.push(Arc::from(other.to_string())),
+            }
+        }
+        self
+    }
+
+    /// Checks the graph and makes it runnable.
+    ///
+    /// # Errors
+    /// A [`BuildError`] listing every problem found.
+    pub fn compile(&self) -> Result<CompiledGraph<S>, BuildError> {
+        crate::compile::compile(self)
+    }
+}
+
+impl<S: GraphState> Goto<S> {
+    pub(crate) fn endpoint(&self) -> Endpoint {
+        match self {
+            Goto::Node(n) => Endpoint::Node(n.clone()),
+            Goto::End => Endpoint::End,
+            Goto::Send(s) => Endpoint::Node(s.node.clone()),
+        }
+    }
+}

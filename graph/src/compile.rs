@@ -1,0 +1,382 @@
+//! Turning a declared `StateGraph` into a runnable `CompiledGraph`: every problem is
+//! collected into one `BuildError`, and the topology is indexed for the superstep loop.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use crate::builder::{Endpoint, Router, StateGraph};
+use crate::node::Runner;
+use crate::retry::RetryPolicy;
+use crate::state::GraphState;
+
+/// One problem found by `compile`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildProblem {
+    /// Nothing leaves `START`.
+    #[error(
+        "no edge leaves START: add `add_edge(START, <first node>)` or a conditional edge from START"
+    )]
+    NoEntry,
+    /// Two nodes share a name.
+    #[error("node `{name}` is added more than once: node names must be unique")]
+    DuplicateNode {
+        /// The name.
+        name: String,
+    },
+    /// A node name the graph reserves.
+    #[error("node name `{name}` is reserved for the graph's START/END: rename the node")]
+    ReservedName {
+        /// The name.
+        name: String,
+    },
+    /// A node name with a character used in task paths and channel keys.
+    #[error("node name `{name}` contains `{character}`, which node names cannot contain")]
+    InvalidCharacter {
+        /// The name.
+        name: String,
+        /// The offending character.
+        character: char,
+    },
+    /// An empty node name.
+    #[error("a node has an empty name")]
+    EmptyName,
+    /// An edge starts at a node that was never added.
+    #[error(
+        "edge from `{source_node}` to `{target}`: `{source_node}` is not a node of this graph; add it with `add_node`"
+    )]
+    UnknownSource {
+        /// The missing source.
+        source_node: String,
+        /// The edge's target.
+        target: String,
+    },
+    /// An edge ends at a node that was never added.
+    #[error(
+        "edge from `{source_node}` to `{target}`: `{target}` is not a node of this graph; add it with `add_node`"
+    )]
+    UnknownTarget {
+        /// The edge's source.
+        source_node: String,
+        /// The missing target.
+        target: String,
+    },
+    /// A conditional edge declares a target that was never added.
+    #[error(
+        "conditional edge from `{source_node}` declares target `{target}`, which is not a node of this graph"
+    )]
+    UnknownRouteTarget {
+        /// The router's source.
+        source_node: String,
+        /// The missing target.
+        target: String,
+    },
+    /// An edge targets a node whose input is a `Send` payload.
+    #[error(
+        "edge from `{source_node}` to `{target}`: `{target}` takes a `Send` payload, not the state; reach it with `stategraph::Send::new`"
+    )]
+    EdgeToPayloadNode {
+        /// The edge's source.
+        source_node: String,
+        /// The payload node.
+        target: String,
+    },
+    /// `START` inside a join.
+    #[error("a join cannot wait for START: join sources must be nodes")]
+    StartInJoin,
+    /// A retry policy for a node that was never added.
+    #[error("retry policy for `{name}`, which is not a node of this graph")]
+    UnknownRetryNode {
+        /// The name.
+        name: String,
+    },
+}
+
+/// The graph could not be compiled; `problems` lists everything found.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the graph has {} problem{}:{}", problems.len(), if problems.len() == 1 { "" } else { "s" }, ListProblems(problems))]
+pub struct BuildError {
+    /// Every problem, in declaration order.
+    pub problems: Vec<BuildProblem>,
+}
+
+struct ListProblems<'a>(&'a [BuildProblem]);
+
+impl fmt::Display for ListProblems<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for p in self.0 {
+            write!(f, "\n  - {p}")?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) struct Branch<S> {
+    pub(crate) router: Router<S>,
+    /// Declared node targets (indices) and whether `END` is declared.
+    pub(crate) declared: Vec<usize>,
+    pub(crate) declares_end: bool,
+    pub(crate) declared_names: Vec<String>,
+}
+
+pub(crate) struct Join {
+    pub(crate) sources: Vec<usize>,
+    pub(crate) target: Option<usize>,
+}
+
+pub(crate) struct CompiledNode<S: GraphState> {
+    pub(crate) name: Arc<str>,
+    pub(crate) runner: Runner<S>,
+    pub(crate) edges: Vec<usize>,
+    pub(crate) branches: Vec<Branch<S>>,
+    pub(crate) joins: Vec<usize>,
+    pub(crate) retry: Option<RetryPolicy>,
+    pub(crate) takes_state: bool,
+}
+
+pub(crate) struct Graph<S: GraphState> {
+    /// Sorted by name, so a node's index is its place in the deterministic task order.
+    pub(crate) nodes: Vec<CompiledNode<S>>,
+    pub(crate) index: HashMap<Arc<str>, usize>,
+    pub(crate) start_edges: Vec<usize>,
+    pub(crate) start_branches: Vec<Branch<S>>,
+    pub(crate) joins: Vec<Join>,
+    pub(crate) topology: Topology,
+}
+
+/// The declared shape, kept for drawing.
+pub(crate) struct Topology {
+    pub(crate) nodes: Vec<Arc<str>>,
+    pub(crate) edges: Vec<(Vec<Endpoint>, Endpoint)>,
+    pub(crate) branches: Vec<(Endpoint, Vec<Endpoint>)>,
+}
+
+/// A checked, runnable graph. Cheap to clone; share it across tasks and threads.
+pub struct CompiledGraph<S: GraphState> {
+    pub(crate) graph: Arc<Graph<S>>,
+}
+
+impl<S: GraphState> Clone for CompiledGraph<S> {
+    fn clone(&self) -> Self {
+        Self {
+            graph: self.graph.clone(),
+        }
+    }
+}
+
+impl<S: GraphState> fmt::Debug for CompiledGraph<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompiledGraph")
+            .field("nodes", &self.graph.topology.nodes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: GraphState> CompiledGraph<S> {
+    /// The node names, sorted.
+    pub fn node_names(&self) -> impl Iterator<Item = &str> {
+        self.graph.nodes.iter().map(|n| &*n.name)
+    }
+}
+
+fn check_name(name: &str, problems: &mut Vec<BuildProblem>) {
+    if name.is_empty() {
+        problems.push(BuildProblem::EmptyName);
+        return;
+    }
+    let bare = name.trim_matches('_').to_ascii_lowercase();
+    if bare == "start" || bare == "end" {
+        problems.push(BuildProblem::ReservedName { name: name.into() });
+    }
+    for character in ['|', ':'] {
+        if name.contains(character) {
+            problems.push(BuildProblem::InvalidCharacter {
+                name: name.into(),
+                character,
+            });
+        }
+    }
+}
+
+pub(crate) fn compile<S: GraphState>(spec: &StateGraph<S>) -> Result<CompiledGraph<S>, BuildError> {
+    let mut problems = Vec::new();
+
+    let mut order: Vec<usize> = (0..spec.nodes.len()).collect();
+    order.sort_by(|&a, &b| spec.nodes[a].name.cmp(&spec.nodes[b].name));
+    let mut index: HashMap<Arc<str>, usize> = HashMap::new();
+    let mut takes_state = Vec::new();
+    let mut nodes: Vec<CompiledNode<S>> = Vec::new();
+    let mut seen = HashSet::new();
+    for &i in &order {
+        let n = &spec.nodes[i];
+        check_name(&n.name, &mut problems);
+        if !seen.insert(n.name.clone()) {
+            problems.push(BuildProblem::DuplicateNode {
+                name: n.name.to_string(),
+            });
+            continue;
+        }
+        index.insert(n.name.clone(), nodes.len());
+        takes_state.push(n.takes_state);
+        nodes.push(CompiledNode {
+            name: n.name.clone(),
+            runner: n.runner.clone(),
+            edges: Vec::new(),
+            branches: Vec::new(),
+            joins: Vec::new(),
+            retry: spec.retry.get(&n.name).cloned(),
+            takes_state: n.takes_state,
+        });
+    }
+    for name in spec.retry.keys().filter(|n| !index.contains_key(*n)) {
+        problems.push(BuildProblem::UnknownRetryNode {
+            name: name.to_string(),
+        });
+    }
+    for name in &spec.retry_unknown {
+        problems.push(BuildProblem::UnknownRetryNode {
+            name: name.to_string(),
+        });
+    }
+
+    let mut start_edges = Vec::new();
+    let mut joins = Vec::new();
+    for (sources, target) in &spec.edges {
+        let source_text = sources
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let target_idx = match target {
+            Endpoint::End => None,
+            Endpoint::Start => None,
+            Endpoint::Node(name) => match index.get(name) {
+                Some(&t) => {
+                    if !takes_state[t] {
+                        problems.push(BuildProblem::EdgeToPayloadNode {
+                            source_node: source_text.clone(),
+                            target: name.to_string(),
+                        });
+                    }
+                    Some(t)
+                }
+                None => {
+                    problems.push(BuildProblem::UnknownTarget {
+                        source_node: source_text.clone(),
+                        target: name.to_string(),
+                    });
+                    continue;
+                }
+            },
+        };
+        let mut source_idx = Vec::new();
+        let mut bad = false;
+        for s in sources {
+            match s {
+                Endpoint::Start if sources.len() > 1 => {
+                    problems.push(BuildProblem::StartInJoin);
+                    bad = true;
+                }
+                Endpoint::Start | Endpoint::End => {}
+                Endpoint::Node(name) => match index.get(name) {
+                    Some(&i) => source_idx.push(i),
+                    None => {
+                        problems.push(BuildProblem::UnknownSource {
+                            source_node: name.to_string(),
+                            target: target.to_string(),
+                        });
+                        bad = true;
+                    }
+                },
+            }
+        }
+        if bad {
+            continue;
+        }
+        if sources.len() > 1 {
+            let join = joins.len();
+            source_idx.sort_unstable();
+            source_idx.dedup();
+            for &s in &source_idx {
+                nodes[s].joins.push(join);
+            }
+            joins.push(Join {
+                sources: source_idx,
+                target: target_idx,
+            });
+        } else if let Some(t) = target_idx {
+            match source_idx.first() {
+                Some(&s) => nodes[s].edges.push(t),
+                None => start_edges.push(t),
+            }
+        }
+    }
+
+    let mut start_branches = Vec::new();
+    for b in &spec.branches {
+        let mut declared = Vec::new();
+        let mut declares_end = false;
+        for t in &b.declared {
+            match t {
+                Endpoint::End => declares_end = true,
+                Endpoint::Start => {}
+                Endpoint::Node(name) => match index.get(name) {
+                    Some(&i) => declared.push(i),
+                    None => problems.push(BuildProblem::UnknownRouteTarget {
+                        source_node: b.source.to_string(),
+                        target: name.to_string(),
+                    }),
+                },
+            }
+        }
+        let branch = Branch {
+            router: b.router.clone(),
+            declared,
+            declares_end,
+            declared_names: b.declared.iter().map(ToString::to_string).collect(),
+        };
+        match &b.source {
+            Endpoint::Start => start_branches.push(branch),
+            Endpoint::End => {}
+            Endpoint::Node(name) => match index.get(name) {
+                Some(&i) => nodes[i].branches.push(branch),
+                None => problems.push(BuildProblem::UnknownSource {
+                    source_node: name.to_string(),
+                    target: "<conditional edge>".into(),
+                }),
+            },
+        }
+    }
+    for n in &mut nodes {
+        n.edges.sort_unstable();
+        n.edges.dedup();
+    }
+    start_edges.sort_unstable();
+    start_edges.dedup();
+    if start_edges.is_empty() && start_branches.is_empty() {
+        problems.insert(0, BuildProblem::NoEntry);
+    }
+    if !problems.is_empty() {
+        return Err(BuildError { problems });
+    }
+    let topology = Topology {
+        nodes: spec.nodes.iter().map(|n| n.name.clone()).collect(),
+        edges: spec.edges.clone(),
+        branches: spec
+            .branches
+            .iter()
+            .map(|b| (b.source.clone(), b.declared.clone()))
+            .collect(),
+    };
+    Ok(CompiledGraph {
+        graph: Arc::new(Graph {
+            nodes,
+            index,
+            start_edges,
+            start_branches,
+            joins,
+            topology,
+        }),
+    })
+}

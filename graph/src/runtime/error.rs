@@ -1,0 +1,88 @@
+//! Why a run stopped without finishing.
+
+use crate::node::NodeError;
+use crate::state::InvalidUpdate;
+
+/// A run failed. The variant names the node, channel or limit involved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// A node returned an error (after its retries); in-flight siblings were cancelled.
+    #[error("node `{node}` failed in superstep {step}: {source}")]
+    Node {
+        /// The failing node.
+        node: String,
+        /// The superstep.
+        step: usize,
+        /// The node's own error.
+        #[source]
+        source: NodeError,
+    },
+    /// A superstep's writes (or the input, `step: None`) were rejected; nothing of that
+    /// step was applied.
+    #[error("{} rejected: {source}", match step { Some(s) => format!("writes of superstep {s}"), None => "the run's input".to_string() })]
+    InvalidUpdate {
+        /// The superstep, or `None` for the input.
+        step: Option<usize>,
+        /// Why.
+        #[source]
+        source: InvalidUpdate,
+    },
+    /// The run needed more supersteps than the recursion limit.
+    #[error(
+        "recursion limit of {limit} supersteps reached without finishing; raise it with `RunConfig::recursion_limit` if the graph is meant to run longer"
+    )]
+    RecursionLimit {
+        /// The limit.
+        limit: usize,
+    },
+    /// `RunConfig::recursion_limit(0)`.
+    #[error("recursion limit must be at least 1")]
+    ZeroRecursionLimit,
+    /// A router returned a destination it did not declare.
+    #[error("router after `{source_node}` chose `{target}`, which is not among its declared targets [{}]; add it to the conditional edge's targets", declared.join(", "))]
+    UndeclaredRoute {
+        /// The router's source node.
+        source_node: String,
+        /// The undeclared destination.
+        target: String,
+        /// The declared targets.
+        declared: Vec<String>,
+    },
+    /// A `goto` or `Send` named a node that is not in the graph.
+    #[error("`{from}` sent the run to `{name}`, which is not a node of this graph")]
+    UnknownNode {
+        /// The missing node.
+        name: String,
+        /// Who named it.
+        from: String,
+    },
+    /// A `goto` or route named a node that takes a `Send` payload.
+    #[error(
+        "`{from}` routed to `{node}` without a payload; `{node}` takes a `Send` payload: use `stategraph::Send::new`"
+    )]
+    PayloadNodeWithoutPayload {
+        /// The payload node.
+        node: String,
+        /// Who routed to it.
+        from: String,
+    },
+    /// `invoke_blocking` was called from inside an async runtime.
+    #[error(
+        "`invoke_blocking` cannot run inside an async runtime; call `invoke(..).await` instead"
+    )]
+    BlockingInsideRuntime,
+    /// The runtime for `invoke_blocking` could not be created.
+    #[error("could not start a runtime for `invoke_blocking`: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+impl RunError {
+    /// The failing node's own error, if the run failed in a node.
+    pub fn node_error(&self) -> Option<&NodeError> {
+        match self {
+            RunError::Node { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
