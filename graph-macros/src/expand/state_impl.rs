@@ -90,8 +90,8 @@ fn apply_writes(state: &State<'_>) -> TokenStream {
     let gathers = state.fields.iter().zip(&pending).map(|(f, pend)| {
         let member = f.member;
         quote! {
-            if let ::core::option::Option::Some(w) = update.#member {
-                #pend.push(i, w);
+            if let ::core::option::Option::Some(__sg_w) = __sg_update.#member {
+                #pend.push(__sg_i, __sg_w);
             }
         }
     });
@@ -99,8 +99,8 @@ fn apply_writes(state: &State<'_>) -> TokenStream {
         let member = f.member;
         let ch = channel(f);
         match marker(f) {
-            Some(m) => quote!(#pend.check::<#m>(&self.#member, #ch, &writers)?;),
-            None => quote!(#pend.check_writers(#ch, false, &writers)?;),
+            Some(m) => quote!(#pend.check::<#m>(&self.#member, #ch, &__sg_writers)?;),
+            None => quote!(#pend.check_writers(#ch, false, &__sg_writers)?;),
         }
     });
     let commits = state.fields.iter().zip(&pending).map(|(f, pend)| {
@@ -108,35 +108,35 @@ fn apply_writes(state: &State<'_>) -> TokenStream {
         let index = index_lit(f);
         let commit = match (&f.reducer, marker(f)) {
             (Reducer::With { path, .. }, _) => quote! {
-                #pend.commit_with(&mut self.#member, |current, update| {
-                    #p::WithReducer::fold(&#path, current, update)
+                #pend.commit_with(&mut self.#member, |__sg_current, __sg_update| {
+                    #p::WithReducer::fold(&#path, __sg_current, __sg_update)
                 })
             },
             (_, Some(m)) => quote!(#pend.commit::<#m>(&mut self.#member)),
             (_, None) => quote!(::core::option::Option::None),
         };
         quote! {
-            if let ::core::option::Option::Some(change) = #commit {
-                changes.record(#index, change);
+            if let ::core::option::Option::Some(__sg_change) = #commit {
+                __sg_changes.record(#index, __sg_change);
             }
         }
     });
     quote! {
         fn apply_writes(
             &mut self,
-            writes: ::std::vec::Vec<#p::Write<Self>>,
+            __sg_writes: ::std::vec::Vec<#p::Write<Self>>,
         ) -> ::core::result::Result<#p::ChangeSet, #p::InvalidUpdate> {
-            let mut writers = ::std::vec::Vec::with_capacity(writes.len());
+            let mut __sg_writers = ::std::vec::Vec::with_capacity(__sg_writes.len());
             #(#decls)*
-            for (i, write) in writes.into_iter().enumerate() {
-                writers.push(write.writer);
-                let update = write.update;
+            for (__sg_i, __sg_write) in __sg_writes.into_iter().enumerate() {
+                __sg_writers.push(__sg_write.writer);
+                let __sg_update = __sg_write.update;
                 #(#gathers)*
             }
             #(#checks)*
-            let mut changes = #p::ChangeSet::new();
+            let mut __sg_changes = #p::ChangeSet::new();
             #(#commits)*
-            ::core::result::Result::Ok(changes)
+            ::core::result::Result::Ok(__sg_changes)
         }
     }
 }
@@ -145,7 +145,7 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
     let p = quote!(::stategraph::__private);
     let count = state.fields.len();
     let unknown = quote! {
-        index => ::core::result::Result::Err(#p::CodecError::UnknownChannel { index, count: #count })
+        __sg_index => ::core::result::Result::Err(#p::CodecError::UnknownChannel { index: __sg_index, count: #count })
     };
 
     let encode_arms = state.fields.iter().map(|f| {
@@ -168,7 +168,7 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
         } else {
             let codec = value_codec(f);
             quote!(#index => {
-                self.#member = #codec.decode(value, #ch)?;
+                self.#member = #codec.decode(__sg_value, #ch)?;
                 ::core::result::Result::Ok(())
             })
         }
@@ -189,18 +189,18 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
         let member = f.member;
         let delta = delta_codec(f);
         let ch = channel(f);
-        quote!(#index => #delta.encode_since(&self.#member, from, #ch),)
+        quote!(#index => #delta.encode_since(&self.#member, __sg_from, #ch),)
     });
     let extend_arms = deltas.iter().map(|f| {
         let index = index_lit(f);
         let member = f.member;
         let delta = delta_codec(f);
         let ch = channel(f);
-        quote!(#index => #delta.extend(&mut self.#member, delta, #ch),)
+        quote!(#index => #delta.extend(&mut self.#member, __sg_delta, #ch),)
     });
     let no_delta = quote! {
-        index if index < #count => ::core::result::Result::Err(#p::CodecError::NoDelta {
-            channel: <Self as #p::GraphState>::CHANNELS[index].name,
+        __sg_index if __sg_index < #count => ::core::result::Result::Err(#p::CodecError::NoDelta {
+            channel: <Self as #p::GraphState>::CHANNELS[__sg_index].name,
         }),
         #unknown
     };
@@ -213,14 +213,14 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
         let codec = value_codec(f);
         let ucodec = update_codec(f);
         quote! {
-            if let ::core::option::Option::Some(w) = &update.#member {
-                let (tag, value) = match w {
-                    #p::ChannelWrite::Reduce(u) => ("reduce", #ucodec.encode(u, #ch)?),
-                    #p::ChannelWrite::Overwrite(v) => ("overwrite", #codec.encode(v, #ch)?),
+            if let ::core::option::Option::Some(__sg_w) = &__sg_update.#member {
+                let (__sg_tag, __sg_value) = match __sg_w {
+                    #p::ChannelWrite::Reduce(__sg_u) => ("reduce", #ucodec.encode(__sg_u, #ch)?),
+                    #p::ChannelWrite::Overwrite(__sg_v) => ("overwrite", #codec.encode(__sg_v, #ch)?),
                 };
-                let mut entry = #p::serde_json::Map::new();
-                entry.insert(::std::string::String::from(tag), value);
-                map.insert(::std::string::String::from(#name), #p::serde_json::Value::Object(entry));
+                let mut __sg_entry = #p::serde_json::Map::new();
+                __sg_entry.insert(::std::string::String::from(__sg_tag), __sg_value);
+                __sg_map.insert(::std::string::String::from(#name), #p::serde_json::Value::Object(__sg_entry));
             }
         }
     });
@@ -232,11 +232,11 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
         let ucodec = update_codec(f);
         quote! {
             #name => {
-                let (overwrite, value) = #p::split_write(value, #ch)?;
-                update.#member = ::core::option::Option::Some(if overwrite {
-                    #p::ChannelWrite::Overwrite(#codec.decode(value, #ch)?)
+                let (__sg_overwrite, __sg_value) = #p::split_write(__sg_value, #ch)?;
+                __sg_update.#member = ::core::option::Option::Some(if __sg_overwrite {
+                    #p::ChannelWrite::Overwrite(#codec.decode(__sg_value, #ch)?)
                 } else {
-                    #p::ChannelWrite::Reduce(#ucodec.decode(value, #ch)?)
+                    #p::ChannelWrite::Reduce(#ucodec.decode(__sg_value, #ch)?)
                 });
             }
         }
@@ -245,9 +245,9 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
     quote! {
         fn encode_channel(
             &self,
-            index: usize,
+            __sg_index: usize,
         ) -> ::core::result::Result<::core::option::Option<#p::serde_json::Value>, #p::CodecError> {
-            match index {
+            match __sg_index {
                 #(#encode_arms)*
                 #unknown
             }
@@ -255,17 +255,17 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
 
         fn decode_channel(
             &mut self,
-            index: usize,
-            value: #p::serde_json::Value,
+            __sg_index: usize,
+            __sg_value: #p::serde_json::Value,
         ) -> ::core::result::Result<(), #p::CodecError> {
-            match index {
+            match __sg_index {
                 #(#decode_arms)*
                 #unknown
             }
         }
 
-        fn channel_len(&self, index: usize) -> ::core::option::Option<usize> {
-            match index {
+        fn channel_len(&self, __sg_index: usize) -> ::core::option::Option<usize> {
+            match __sg_index {
                 #(#len_arms)*
                 _ => ::core::option::Option::None,
             }
@@ -273,10 +273,10 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
 
         fn encode_channel_since(
             &self,
-            index: usize,
-            from: usize,
+            __sg_index: usize,
+            __sg_from: usize,
         ) -> ::core::result::Result<#p::serde_json::Value, #p::CodecError> {
-            match index {
+            match __sg_index {
                 #(#since_arms)*
                 #no_delta
             }
@@ -284,37 +284,37 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
 
         fn extend_channel(
             &mut self,
-            index: usize,
-            delta: #p::serde_json::Value,
+            __sg_index: usize,
+            __sg_delta: #p::serde_json::Value,
         ) -> ::core::result::Result<(), #p::CodecError> {
-            match index {
+            match __sg_index {
                 #(#extend_arms)*
                 #no_delta
             }
         }
 
         fn encode_update(
-            update: &Self::Update,
+            __sg_update: &Self::Update,
         ) -> ::core::result::Result<#p::serde_json::Value, #p::CodecError> {
-            let mut map = #p::serde_json::Map::new();
+            let mut __sg_map = #p::serde_json::Map::new();
             #(#encode_update)*
-            ::core::result::Result::Ok(#p::serde_json::Value::Object(map))
+            ::core::result::Result::Ok(#p::serde_json::Value::Object(__sg_map))
         }
 
         fn decode_update(
-            value: #p::serde_json::Value,
+            __sg_value: #p::serde_json::Value,
         ) -> ::core::result::Result<Self::Update, #p::CodecError> {
-            let #p::serde_json::Value::Object(map) = value else {
+            let #p::serde_json::Value::Object(__sg_map) = __sg_value else {
                 return ::core::result::Result::Err(#p::CodecError::UpdateNotObject);
             };
-            let mut update = <Self::Update as ::core::default::Default>::default();
-            for (name, value) in map {
-                match name.as_str() {
+            let mut __sg_update = <Self::Update as ::core::default::Default>::default();
+            for (__sg_name, __sg_value) in __sg_map {
+                match __sg_name.as_str() {
                     #(#decode_update)*
-                    _ => return ::core::result::Result::Err(#p::CodecError::UnknownUpdateChannel { name }),
+                    _ => return ::core::result::Result::Err(#p::CodecError::UnknownUpdateChannel { name: __sg_name }),
                 }
             }
-            ::core::result::Result::Ok(update)
+            ::core::result::Result::Ok(__sg_update)
         }
     }
 }

@@ -29,13 +29,13 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         if f.untracked {
             quote! {
                 if self.#member.is_some() {
-                    d.field(#name, &::core::format_args!("<untracked>"));
+                    __sg_d.field(#name, &::core::format_args!("<untracked>"));
                 }
             }
         } else {
             quote! {
-                if let ::core::option::Option::Some(w) = &self.#member {
-                    d.field(#name, w);
+                if let ::core::option::Option::Some(__sg_w) = &self.#member {
+                    __sg_d.field(#name, __sg_w);
                 }
             }
         }
@@ -68,10 +68,10 @@ pub fn expand(state: &State<'_>) -> TokenStream {
 
         #[automatically_derived]
         impl ::core::fmt::Debug for #update {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                let mut d = f.debug_struct(#update_name);
+            fn fmt(&self, __sg_f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                let mut __sg_d = __sg_f.debug_struct(#update_name);
                 #(#debug_fields)*
-                d.finish()
+                __sg_d.finish()
             }
         }
 
@@ -81,8 +81,8 @@ pub fn expand(state: &State<'_>) -> TokenStream {
                 true #(&& #is_empty)*
             }
 
-            fn writes_channel(&self, index: usize) -> bool {
-                match index {
+            fn writes_channel(&self, __sg_index: usize) -> bool {
+                match __sg_index {
                     #(#writes_arms)*
                     _ => false,
                 }
@@ -99,24 +99,24 @@ pub fn expand(state: &State<'_>) -> TokenStream {
 
         #[automatically_derived]
         impl ::stategraph::__private::serde::Serialize for #update {
-            fn serialize<__S>(&self, serializer: __S) -> ::core::result::Result<__S::Ok, __S::Error>
+            fn serialize<__S>(&self, __sg_serializer: __S) -> ::core::result::Result<__S::Ok, __S::Error>
             where
                 __S: ::stategraph::__private::serde::Serializer,
             {
-                let value = <#ident as ::stategraph::__private::GraphState>::encode_update(self)
+                let __sg_value = <#ident as ::stategraph::__private::GraphState>::encode_update(self)
                     .map_err(<__S::Error as ::stategraph::__private::serde::ser::Error>::custom)?;
-                ::stategraph::__private::serde::Serialize::serialize(&value, serializer)
+                ::stategraph::__private::serde::Serialize::serialize(&__sg_value, __sg_serializer)
             }
         }
 
         #[automatically_derived]
         impl<'de> ::stategraph::__private::serde::Deserialize<'de> for #update {
-            fn deserialize<__D>(deserializer: __D) -> ::core::result::Result<Self, __D::Error>
+            fn deserialize<__D>(__sg_deserializer: __D) -> ::core::result::Result<Self, __D::Error>
             where
                 __D: ::stategraph::__private::serde::Deserializer<'de>,
             {
-                let value = <::stategraph::__private::serde_json::Value as ::stategraph::__private::serde::Deserialize>::deserialize(deserializer)?;
-                <#ident as ::stategraph::__private::GraphState>::decode_update(value)
+                let __sg_value = <::stategraph::__private::serde_json::Value as ::stategraph::__private::serde::Deserialize>::deserialize(__sg_deserializer)?;
+                <#ident as ::stategraph::__private::GraphState>::decode_update(__sg_value)
                     .map_err(<__D::Error as ::stategraph::__private::serde::de::Error>::custom)
             }
         }
@@ -133,12 +133,12 @@ fn builder(f: &Field<'_>) -> TokenStream {
     let items = |item: TokenStream, doc: String| {
         quote! {
             #[doc = #doc]
-            pub fn #member<__SgI>(mut self, items: __SgI) -> Self
+            pub fn #member<__SgI>(mut self, __sg_items: __SgI) -> Self
             where
                 __SgI: ::core::iter::IntoIterator,
                 __SgI::Item: #p::IntoChannelValue<#item>,
             {
-                #p::extend_items(&mut self.#member, items);
+                #p::extend_items(&mut self.#member, __sg_items);
                 self
             }
         }
@@ -155,9 +155,9 @@ fn builder(f: &Field<'_>) -> TokenStream {
             };
             quote! {
                 #[doc = #doc]
-                pub fn #member(mut self, value: impl #p::IntoChannelValue<#uty>) -> Self {
+                pub fn #member(mut self, __sg_value: impl #p::IntoChannelValue<#uty>) -> Self {
                     self.#member = ::core::option::Option::Some(#p::ChannelWrite::Reduce(
-                        #p::IntoChannelValue::into_channel_value(value),
+                        #p::IntoChannelValue::into_channel_value(__sg_value),
                     ));
                     self
                 }
@@ -186,13 +186,13 @@ fn builder(f: &Field<'_>) -> TokenStream {
             );
             quote! {
                 #[doc = #doc]
-                pub fn #member<__SgI, __SgK, __SgV>(mut self, entries: __SgI) -> Self
+                pub fn #member<__SgI, __SgK, __SgV>(mut self, __sg_entries: __SgI) -> Self
                 where
                     __SgI: ::core::iter::IntoIterator<Item = (__SgK, __SgV)>,
                     __SgK: #p::IntoChannelValue<#key>,
                     __SgV: #p::IntoChannelValue<#value>,
                 {
-                    #p::extend_entries(&mut self.#member, entries);
+                    #p::extend_entries(&mut self.#member, __sg_entries);
                     self
                 }
             }
@@ -207,9 +207,9 @@ fn builder(f: &Field<'_>) -> TokenStream {
         );
         quote! {
             #[doc = #doc]
-            pub fn #method(mut self, value: impl #p::IntoChannelValue<#ty>) -> Self {
+            pub fn #method(mut self, __sg_value: impl #p::IntoChannelValue<#ty>) -> Self {
                 self.#member = ::core::option::Option::Some(#p::ChannelWrite::Overwrite(
-                    #p::IntoChannelValue::into_channel_value(value),
+                    #p::IntoChannelValue::into_channel_value(__sg_value),
                 ));
                 self
             }

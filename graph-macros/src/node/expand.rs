@@ -25,19 +25,19 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
     sig.ident = syn::Ident::new("call", ident.span());
     let block = &func.block;
     let args = if node.takes_context {
-        quote!(input, ctx)
+        quote!(__sg_input, __sg_ctx)
     } else {
-        quote!(input)
+        quote!(__sg_input)
     };
     let (runner, kind) = if node.is_async {
         (
             quote! {
                 #[doc(hidden)]
                 pub fn __sg_run<'a>(
-                    input: &'a #input,
-                    ctx: &'a #p::NodeContext,
+                    __sg_input: &'a #input,
+                    __sg_ctx: &'a #p::NodeContext,
                 ) -> #p::BoxFuture<'a, #p::NodeResult<#state>> {
-                    let _ = &ctx;
+                    let _ = &__sg_ctx;
                     ::std::boxed::Box::pin(async move {
                         <#output as #p::NodeReturn>::into_output(Self::call(#args).await)
                     })
@@ -49,8 +49,8 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
         (
             quote! {
                 #[doc(hidden)]
-                pub fn __sg_run(input: &#input, ctx: &#p::NodeContext) -> #p::NodeResult<#state> {
-                    let _ = &ctx;
+                pub fn __sg_run(__sg_input: &#input, __sg_ctx: &#p::NodeContext) -> #p::NodeResult<#state> {
+                    let _ = &__sg_ctx;
                     <#output as #p::NodeReturn>::into_output(Self::call(#args))
                 }
             },
