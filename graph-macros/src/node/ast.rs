@@ -42,10 +42,9 @@ impl<'a> NodeFn<'a> {
             })
             .collect();
         if params.is_empty() || params.len() > 2 {
-            let span = if params.is_empty() {
-                sig.paren_token.span.join()
-            } else {
-                sig.inputs.span()
+            let span = match sig.inputs.iter().nth(2) {
+                Some(extra) => extra.span(),
+                None => sig.paren_token.span.join(),
             };
             cx.push(syn::Error::new(
                 span,

@@ -21,6 +21,9 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
     let input = node.input;
     let output = node.output;
     let state = quote_spanned!(output.span()=> <#output as #p::NodeReturn>::State);
+    // Every mention of the output type is spanned at it, so a non-output type gets one
+    // error, on the user's return type.
+    let into_output = quote_spanned!(output.span()=> <#output as #p::NodeReturn>::into_output);
     let mut sig = func.sig.clone();
     sig.ident = syn::Ident::new("call", ident.span());
     let block = &func.block;
@@ -39,7 +42,7 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
                 ) -> #p::BoxFuture<'a, #p::NodeResult<#state>> {
                     let _ = &__sg_ctx;
                     ::std::boxed::Box::pin(async move {
-                        <#output as #p::NodeReturn>::into_output(Self::call(#args).await)
+                        #into_output(Self::call(#args).await)
                     })
                 }
             },
@@ -51,11 +54,17 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
                 #[doc(hidden)]
                 pub fn __sg_run(__sg_input: &#input, __sg_ctx: &#p::NodeContext) -> #p::NodeResult<#state> {
                     let _ = &__sg_ctx;
-                    <#output as #p::NodeReturn>::into_output(Self::call(#args))
+                    #into_output(Self::call(#args))
                 }
             },
             quote!(Sync),
         )
+    };
+    let constant = quote! {
+        #(#docs)*
+        #[allow(non_upper_case_globals)]
+        #vis const #ident: #p::NodeDef<#state, #input> =
+            #p::NodeDef::__new(#name, #p::NodeFn::#kind(#ident::__sg_run));
     };
     let struct_doc = format!("The `{name}` node; `{ident}::call(..)` runs its body directly.");
     quote! {
@@ -70,9 +79,6 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
             #runner
         }
 
-        #(#docs)*
-        #[allow(non_upper_case_globals)]
-        #vis const #ident: #p::NodeDef<#state, #input> =
-            #p::NodeDef::__new(#name, #p::NodeFn::#kind(#ident::__sg_run));
+        #constant
     }
 }

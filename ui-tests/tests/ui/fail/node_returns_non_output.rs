@@ -1,0 +1,15 @@
+use stategraph::prelude::*;
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct Research {
+    topic: String,
+    #[reducer(append)]
+    notes: Vec<String>,
+}
+
+#[node]
+fn plan(state: &Research) -> usize {
+    state.notes.len()
+}
+
+fn main() {}

@@ -1,0 +1,31 @@
+use stategraph::prelude::*;
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct Research {
+    topic: String,
+    #[reducer(append)]
+    notes: Vec<String>,
+}
+
+#[node]
+fn fan(_state: &Research) -> Option<ResearchUpdate> {
+    None
+}
+
+#[node]
+async fn worker(item: &u32) -> ResearchUpdate {
+    Research::update().notes([item.to_string()])
+}
+
+fn main() {
+    let _ = StateGraph::<Research>::new()
+        .add_node(fan)
+        .add_node(worker)
+        .add_edge(START, fan)
+        .add_conditional_edges(
+            fan,
+            |_: &Research| Route::sends([stategraph::Send::new(worker, "seven")]),
+            [worker],
+        )
+        .compile();
+}
