@@ -36,7 +36,7 @@ pub enum Reducer {
     Merge,
     Union,
     Messages,
-    With { path: Path, update: Type },
+    With { path: Path, update: Box<Type> },
 }
 
 impl Reducer {
@@ -122,7 +122,7 @@ fn resolve_reducer(attr: ReducerAttr, field_ty: &Type) -> Reducer {
         ReducerAttr::Builtin(_) => Reducer::LastValue,
         ReducerAttr::With { path, update } => Reducer::With {
             path,
-            update: update.unwrap_or_else(|| field_ty.clone()),
+            update: update.unwrap_or_else(|| Box::new(field_ty.clone())),
         },
     }
 }

@@ -17,7 +17,10 @@ pub const BUILTIN_REDUCERS: [&str; 5] = ["append", "add", "merge", "union", "mes
 #[derive(Clone)]
 pub enum ReducerAttr {
     Builtin(&'static str),
-    With { path: Path, update: Option<Type> },
+    With {
+        path: Path,
+        update: Option<Box<Type>>,
+    },
 }
 
 #[derive(Default)]
@@ -111,7 +114,7 @@ fn parse_reducer(cx: &mut Ctxt, attr: &Attribute) -> Option<Sp<ReducerAttr>> {
             Sp::new(
                 ReducerAttr::With {
                     path: w.value,
-                    update: update.map(|u| u.value),
+                    update: update.map(|u| Box::new(u.value)),
                 },
                 w.span,
             )

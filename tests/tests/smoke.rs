@@ -60,7 +60,7 @@ async fn chain_router_and_sends() {
         .unwrap();
     assert_eq!(out.values.count, 14);
     assert_eq!(out.steps, 6);
-    assert_eq!(inc::call(&Counter::default()).count.is_some(), true);
+    assert!(inc::call(&Counter::default()).count.is_some());
 
     let fanout = StateGraph::<Counter>::new()
         .add_node(fan)

@@ -124,7 +124,7 @@ mod tests {
         let mut cx = Ctxt::default();
         let state = State::from_input(&mut cx, &input);
         assert!(!cx.has_errors());
-        manifest(&state.map_or_else(|| panic!("not a state"), |s| s))
+        manifest(&state.expect("input is a state"))
     }
 
     fn research() -> DeriveInput {

@@ -74,6 +74,8 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
 
         impl #ident {
             #(#attrs)*
+            // The input's type is the `Send` payload's type, so `&String` is deliberate.
+            #[allow(clippy::ptr_arg)]
             #vis #sig #block
 
             #runner
