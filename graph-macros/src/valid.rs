@@ -1,15 +1,18 @@
 //! Cross-cutting checks on the resolved model.
 
-use crate::ast::State;
+use syn::{GenericArgument, PathArguments, Type};
+
+use crate::ast::{Reducer, State};
 use crate::ctxt::Ctxt;
 
 /// Names the derive gives the state type itself; a field whose key constant would
 /// take one of them would shadow the trait item.
 const RESERVED_KEYS: [&str; 3] = ["CHANNELS", "SCHEMA_VERSION", "SCHEMA_MANIFEST"];
 
-pub fn check(cx: &mut Ctxt, state: &State<'_>) {
+pub fn check(cx: &mut Ctxt, state: &mut State<'_>) {
     check_not_generic(cx, state);
     check_reserved_names(cx, state);
+    check_reducer_shapes(cx, state);
 }
 
 /// Generic states are rejected: the schema version, channel metadata and codecs are
@@ -36,6 +39,124 @@ fn check_reserved_names(cx: &mut Ctxt, state: &State<'_>) {
                     field.name, state.ident
                 ),
             );
+        }
+    }
+}
+
+/// The shape of a field type, as far as it can be read from the tokens.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `Vec<X>` (`vec_of_plain`: `X` is a primitive or `String`, so never a message).
+    Vec {
+        vec_of_plain: bool,
+    },
+    VecDeque,
+    Map,
+    Set,
+    Number,
+    /// `String`, `bool`, `char`, `Option<_>`, tuples, arrays, references, ...
+    Plain,
+    /// A user type or alias: only the type checker can tell.
+    Unknown,
+}
+
+const NUMBERS: [&str; 14] = [
+    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
+    "f64",
+];
+const PLAIN: [&str; 6] = ["String", "str", "bool", "char", "Option", "Box"];
+
+fn shape(ty: &Type) -> Shape {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last() else {
+                return Shape::Unknown;
+            };
+            let name = last.ident.to_string();
+            match name.as_str() {
+                "Vec" => {
+                    let plain = first_type_arg(&last.arguments)
+                        .is_some_and(|t| matches!(shape(t), Shape::Number | Shape::Plain));
+                    Shape::Vec {
+                        vec_of_plain: plain,
+                    }
+                }
+                "VecDeque" => Shape::VecDeque,
+                "BTreeMap" | "HashMap" => Shape::Map,
+                "BTreeSet" | "HashSet" => Shape::Set,
+                n if NUMBERS.contains(&n) && p.path.segments.len() == 1 => Shape::Number,
+                n if PLAIN.contains(&n) => Shape::Plain,
+                _ => Shape::Unknown,
+            }
+        }
+        Type::Tuple(_) | Type::Array(_) | Type::Slice(_) | Type::Reference(_) => Shape::Plain,
+        Type::Paren(inner) => shape(&inner.elem),
+        Type::Group(inner) => shape(&inner.elem),
+        _ => Shape::Unknown,
+    }
+}
+
+fn first_type_arg(args: &PathArguments) -> Option<&Type> {
+    match args {
+        PathArguments::AngleBracketed(a) => a.args.iter().find_map(|arg| match arg {
+            GenericArgument::Type(t) => Some(t),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// A reducer on a field type it visibly cannot fold is reported here, once, on the
+/// field type, and the field falls back to a last-value channel so the rest of the
+/// expansion type-checks. Types the tokens do not reveal (aliases, user types) are
+/// left to the reducer traits' `on_unimplemented` messages.
+fn check_reducer_shapes(cx: &mut Ctxt, state: &mut State<'_>) {
+    for field in &mut state.fields {
+        let (name, fits, expected): (&str, fn(Shape) -> bool, &str) = match field.reducer {
+            Reducer::Append => (
+                "append",
+                |s| matches!(s, Shape::Vec { .. } | Shape::VecDeque),
+                "`Vec<T>` and `VecDeque<T>`; use `add` for numbers or `with = path` for a custom fold",
+            ),
+            Reducer::Add => (
+                "add",
+                |s| matches!(s, Shape::Number),
+                "integer and floating-point fields; use `append` for lists or `with = path` for a custom fold",
+            ),
+            Reducer::Merge => (
+                "merge",
+                |s| matches!(s, Shape::Map),
+                "`BTreeMap<K, V>` and `HashMap<K, V>`; use `append` for lists or `union` for sets",
+            ),
+            Reducer::Union => (
+                "union",
+                |s| matches!(s, Shape::Set),
+                "`BTreeSet<T>` and `HashSet<T>`",
+            ),
+            Reducer::Messages => (
+                "messages",
+                |s| {
+                    matches!(
+                        s,
+                        Shape::Vec {
+                            vec_of_plain: false
+                        }
+                    )
+                },
+                "`Vec<M>` where `M` implements `stategraph::MessageLike` (for example `stategraph::Message`)",
+            ),
+            Reducer::LastValue | Reducer::With { .. } => continue,
+        };
+        let found = shape(field.ty);
+        if found != Shape::Unknown && !fits(found) {
+            cx.error_spanned_by(
+                field.ty,
+                format!(
+                    "reducer `{name}` cannot be used on a field of type `{}`: `{name}` works on {expected}",
+                    crate::expand::schema::type_text(field.ty)
+                ),
+            );
+            field.reducer = Reducer::LastValue;
         }
     }
 }

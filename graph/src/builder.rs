@@ -1,11 +1,11 @@
 //! `StateGraph<S>`: declaring nodes, edges, joins and conditional edges.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::compile::{BuildError, CompiledGraph};
 use crate::node::{
-    End, Goto, Node, NodeDef, NodeHandle, NodeOutput, NodeReturn, Route, Runner, Start, TaskInput,
+    End, Goto, Node, NodeContext, NodeDef, NodeError, NodeHandle, NodeReturn, Route, Runner, Start,
+    TaskInput,
 };
 use crate::retry::RetryPolicy;
 use crate::state::GraphState;
@@ -202,8 +202,8 @@ pub struct StateGraph<S: GraphState> {
     pub(crate) nodes: Vec<NodeSpec<S>>,
     pub(crate) edges: Vec<(Vec<Endpoint>, Endpoint)>,
     pub(crate) branches: Vec<BranchSpec<S>>,
-    pub(crate) retry: HashMap<Arc<str>, RetryPolicy>,
-    pub(crate) retry_unknown: Vec<Arc<str>>,
+    /// Retry policies in declaration order.
+    pub(crate) retry: Vec<(Endpoint, RetryPolicy)>,
 }
 
 impl<S: GraphState> Default for StateGraph<S> {
@@ -219,8 +219,7 @@ impl<S: GraphState> StateGraph<S> {
             nodes: Vec::new(),
             edges: Vec::new(),
             branches: Vec::new(),
-            retry: HashMap::new(),
-            retry_unknown: Vec::new(),
+            retry: Vec::new(),
         }
     }
 
@@ -245,9 +244,18 @@ impl<S: GraphState> StateGraph<S> {
     {
         let name: Arc<str> = name.into();
         let runner = Runner::Sync(Arc::new(
-            move |input: TaskInput<'_, S>, _ctx: &_| match input {
-                TaskInput::State(s) => f(s).into_output(),
-                TaskInput::Payload(_) => Ok(NodeOutput::empty()),
+            move |input: TaskInput<'_, S>, ctx: &NodeContext| {
+                let state = match input {
+                    TaskInput::State(s) => Some(s),
+                    TaskInput::Payload(p) => p.downcast_ref::<S>(),
+                };
+                match state {
+                    Some(s) => f(s).into_output(),
+                    None => Err(NodeError::msg(format!(
+                        "node `{}` takes the state; its `Send` payload is of another type",
+                        ctx.node()
+                    ))),
+                }
             },
         ));
         self.nodes.push(NodeSpec {
@@ -306,12 +314,7 @@ impl<S: GraphState> StateGraph<S> {
     /// Retries `node` on error according to `policy`.
     pub fn retry(&mut self, node: impl IntoSources<S>, policy: RetryPolicy) -> &mut Self {
         for endpoint in node.into_sources() {
-            match endpoint {
-                Endpoint::Node(name) => {
-                    self.retry.insert(name, policy.clone());
-                }
-                other => self.retry_unknown.push(Arc::from(other.to_string())),
-            }
+            self.retry.push((endpoint, policy.clone()));
         }
         self
     }

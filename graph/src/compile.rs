@@ -202,21 +202,25 @@ fn check_name(name: &str, problems: &mut Vec<BuildProblem>) {
 pub(crate) fn compile<S: GraphState>(spec: &StateGraph<S>) -> Result<CompiledGraph<S>, BuildError> {
     let mut problems = Vec::new();
 
-    let mut order: Vec<usize> = (0..spec.nodes.len()).collect();
-    order.sort_by(|&a, &b| spec.nodes[a].name.cmp(&spec.nodes[b].name));
-    let mut index: HashMap<Arc<str>, usize> = HashMap::new();
-    let mut takes_state = Vec::new();
-    let mut nodes: Vec<CompiledNode<S>> = Vec::new();
+    // Problems are reported in declaration order; indices follow node names.
     let mut seen = HashSet::new();
-    for &i in &order {
-        let n = &spec.nodes[i];
+    let mut unique: Vec<usize> = Vec::new();
+    for (i, n) in spec.nodes.iter().enumerate() {
         check_name(&n.name, &mut problems);
-        if !seen.insert(n.name.clone()) {
+        if seen.insert(n.name.clone()) {
+            unique.push(i);
+        } else {
             problems.push(BuildProblem::DuplicateNode {
                 name: n.name.to_string(),
             });
-            continue;
         }
+    }
+    unique.sort_by(|&a, &b| spec.nodes[a].name.cmp(&spec.nodes[b].name));
+    let mut index: HashMap<Arc<str>, usize> = HashMap::new();
+    let mut takes_state = Vec::new();
+    let mut nodes: Vec<CompiledNode<S>> = Vec::new();
+    for &i in &unique {
+        let n = &spec.nodes[i];
         index.insert(n.name.clone(), nodes.len());
         takes_state.push(n.takes_state);
         nodes.push(CompiledNode {
@@ -225,19 +229,20 @@ pub(crate) fn compile<S: GraphState>(spec: &StateGraph<S>) -> Result<CompiledGra
             edges: Vec::new(),
             branches: Vec::new(),
             joins: Vec::new(),
-            retry: spec.retry.get(&n.name).cloned(),
+            retry: None,
             takes_state: n.takes_state,
         });
     }
-    for name in spec.retry.keys().filter(|n| !index.contains_key(*n)) {
-        problems.push(BuildProblem::UnknownRetryNode {
-            name: name.to_string(),
-        });
-    }
-    for name in &spec.retry_unknown {
-        problems.push(BuildProblem::UnknownRetryNode {
-            name: name.to_string(),
-        });
+    for (endpoint, policy) in &spec.retry {
+        match endpoint {
+            Endpoint::Node(name) if index.contains_key(name) => {
+                let i = index[name];
+                nodes[i].retry = Some(policy.clone());
+            }
+            other => problems.push(BuildProblem::UnknownRetryNode {
+                name: other.to_string(),
+            }),
+        }
     }
 
     let mut start_edges = Vec::new();

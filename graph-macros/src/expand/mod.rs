@@ -17,10 +17,10 @@ use crate::valid;
 
 pub fn derive_graph_state(input: &DeriveInput) -> TokenStream {
     let mut cx = Ctxt::default();
-    let Some(state) = State::from_input(&mut cx, input) else {
+    let Some(mut state) = State::from_input(&mut cx, input) else {
         return cx.into_compile_errors();
     };
-    valid::check(&mut cx, &state);
+    valid::check(&mut cx, &mut state);
     if !state.generics.params.is_empty() {
         return cx.into_compile_errors();
     }

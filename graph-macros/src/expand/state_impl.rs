@@ -107,7 +107,7 @@ fn apply_writes(state: &State<'_>) -> TokenStream {
         let member = f.member;
         let index = index_lit(f);
         let commit = match (&f.reducer, marker(f)) {
-            (Reducer::With { path, .. }, _) => quote! {
+            (Reducer::With { path, .. }, _) => quote_spanned! {path.span()=>
                 #pend.commit_with(&mut self.#member, |__sg_current, __sg_update| {
                     #p::WithReducer::fold(&#path, __sg_current, __sg_update)
                 })

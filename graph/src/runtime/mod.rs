@@ -169,6 +169,10 @@ async fn superstep<S: GraphState>(
                 barriers[j][pos] = true;
             }
         }
+        // A node's own `goto` is emitted before its routers run, so its Sends come first.
+        for target in goto {
+            schedule(g, target, &node.name, next)?;
+        }
         if !node.branches.is_empty() {
             let view = match (&pre_step, own_writes.get(i)) {
                 (Some(pre), Some(own)) => {
@@ -193,9 +197,6 @@ async fn superstep<S: GraphState>(
             for b in &node.branches {
                 follow_route(g, b, view.as_ref().unwrap_or(state), &node.name, next)?;
             }
-        }
-        for target in goto {
-            schedule(g, target, &node.name, next)?;
         }
     }
     for (j, seen) in barriers.iter_mut().enumerate() {

@@ -10,6 +10,11 @@ use super::reducer::{Change, ReduceError};
 ///
 /// Bring your own message type by implementing this trait; [`Message`] is a ready-made
 /// one.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a message type for the `messages` reducer",
+    label = "`messages` needs a list of messages",
+    note = "use `stategraph::Message`, or implement `stategraph::MessageLike` for your type"
+)]
 pub trait MessageLike: Clone {
     /// The message id, if it has one.
     fn id(&self) -> Option<&str>;

@@ -1,0 +1,8 @@
+//! A unit struct has no channels.
+
+use stategraph::prelude::*;
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct Research;
+
+fn main() {}
