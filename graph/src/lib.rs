@@ -5,6 +5,7 @@
 )]
 
 pub mod builder;
+pub mod checkpoint;
 pub mod compile;
 mod mermaid;
 pub mod node;

@@ -1,1 +1,3 @@
-//! Cross-crate scenario tests live in `tests/`.
+//! Shared test support: the saver conformance suite.
+
+pub mod conformance;

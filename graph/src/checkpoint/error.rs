@@ -1,0 +1,109 @@
+//! Errors of the checkpoint layer.
+
+use crate::state::CodecError;
+
+/// Loading or saving a checkpoint failed. Each variant names what and where.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    /// The storage backend failed. Savers live in other crates, so their own error is
+    /// carried as the source.
+    #[error("{saver} saver: {operation} failed: {source}")]
+    Storage {
+        /// The saver (`memory`, `sqlite`, `postgres`, ...).
+        saver: &'static str,
+        /// What it was doing.
+        operation: &'static str,
+        /// The backend's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// Stored bytes are not a valid checkpoint record.
+    #[error("{what} is corrupt: {source}")]
+    Corrupt {
+        /// Which record (thread, checkpoint id, ...).
+        what: String,
+        /// What the decoder reported.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A stored record is larger than the configured limit.
+    #[error(
+        "{what} is {size} bytes, over the {limit}-byte limit; raise the saver's limit if this is expected"
+    )]
+    Oversize {
+        /// Which record.
+        what: String,
+        /// Its size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A checkpoint of a newer storage format.
+    #[error(
+        "checkpoint {id} has format version {found}; this version of stategraph reads up to {supported}"
+    )]
+    UnsupportedFormat {
+        /// The checkpoint.
+        id: String,
+        /// Its format version.
+        found: u32,
+        /// The newest this build reads.
+        supported: u32,
+    },
+    /// A checkpoint written by another schema version of the state, and no migration.
+    #[error(
+        "checkpoint {id} was written by state schema {stored}, but the state's schema is now {expected}; register a migration with `CompiledGraph::with_migration` to load it"
+    )]
+    SchemaMismatch {
+        /// The checkpoint.
+        id: String,
+        /// Its schema version.
+        stored: String,
+        /// The current `GraphState::SCHEMA_VERSION`.
+        expected: String,
+    },
+    /// A channel value did not decode.
+    #[error("checkpoint {id}: {source}")]
+    Channel {
+        /// The checkpoint.
+        id: String,
+        /// Which channel and why.
+        #[source]
+        source: CodecError,
+    },
+    /// The values needed to restore a channel are missing.
+    #[error("checkpoint {id}: channel `{channel}` version {version} is missing from storage")]
+    MissingValue {
+        /// The checkpoint.
+        id: String,
+        /// The channel.
+        channel: String,
+        /// The missing version.
+        version: u64,
+    },
+    /// A free-form value carries a tag that is not allowed.
+    #[error(
+        "stored value carries tag `{tag}`, which is not in the allowlist; register the type with the saver's serializer if it is yours"
+    )]
+    UnknownTag {
+        /// The tag found.
+        tag: String,
+    },
+    /// A stored task or node is not part of this graph.
+    #[error("checkpoint {id} refers to node `{node}`, which this graph does not have")]
+    UnknownNode {
+        /// The checkpoint.
+        id: String,
+        /// The node.
+        node: String,
+    },
+    /// A `Send` payload could not be stored or restored.
+    #[error("payload of a Send to `{node}`: {reason}")]
+    Payload {
+        /// The target node.
+        node: String,
+        /// Why.
+        reason: String,
+    },
+}

@@ -1,0 +1,306 @@
+//! `InMemorySaver`: checkpoints in a process-local map. For tests and development
+//! only: nothing survives the process.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard};
+
+use super::saver::{CheckpointSaver, SaverResult};
+use super::types::{
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
+    StoredValue,
+};
+use crate::node::BoxFuture;
+
+struct Entry {
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    parent: Option<String>,
+}
+
+#[derive(Default)]
+struct Namespace {
+    checkpoints: BTreeMap<String, Entry>,
+    writes: BTreeMap<String, BTreeMap<(String, u32), PendingWrite>>,
+    values: BTreeMap<(String, u64), StoredValue>,
+}
+
+impl Clone for Namespace {
+    fn clone(&self) -> Self {
+        Self {
+            checkpoints: self
+                .checkpoints
+                .iter()
+                .map(|(k, e)| {
+                    (
+                        k.clone(),
+                        Entry {
+                            checkpoint: e.checkpoint.clone(),
+                            metadata: e.metadata.clone(),
+                            parent: e.parent.clone(),
+                        },
+                    )
+                })
+                .collect(),
+            writes: self.writes.clone(),
+            values: self.values.clone(),
+        }
+    }
+}
+
+type Threads = HashMap<String, BTreeMap<String, Namespace>>;
+
+/// Keeps checkpoints in memory. For tests and development only: everything is lost
+/// when the process ends. Use a durable saver (SQLite, PostgreSQL) for real threads.
+#[derive(Default)]
+pub struct InMemorySaver {
+    threads: Mutex<Threads>,
+}
+
+impl InMemorySaver {
+    /// An empty saver.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Threads> {
+        // No code panics while holding the lock, so a poisoned map is still consistent.
+        self.threads.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Number of stored checkpoints across all threads (for tests and diagnostics).
+    pub fn checkpoint_count(&self) -> usize {
+        self.lock()
+            .values()
+            .flat_map(|t| t.values())
+            .map(|ns| ns.checkpoints.len())
+            .sum()
+    }
+
+    /// Bytes of stored channel values across all threads, as compact JSON.
+    pub fn stored_value_bytes(&self) -> usize {
+        self.lock()
+            .values()
+            .flat_map(|t| t.values())
+            .flat_map(|ns| ns.values.values())
+            .map(|v| serde_json::to_vec(v).map_or(0, |b| b.len()))
+            .sum()
+    }
+}
+
+fn tuple(config: &CheckpointConfig, ns: &Namespace, id: &str, e: &Entry) -> CheckpointTuple {
+    let at = |id: &str| CheckpointConfig {
+        thread_id: config.thread_id.clone(),
+        checkpoint_ns: config.checkpoint_ns.clone(),
+        checkpoint_id: Some(id.to_string()),
+    };
+    CheckpointTuple {
+        config: at(id),
+        checkpoint: e.checkpoint.clone(),
+        metadata: e.metadata.clone(),
+        parent_config: e.parent.as_deref().map(at),
+        pending_writes: ns
+            .writes
+            .get(id)
+            .map(|w| w.values().cloned().collect())
+            .unwrap_or_default(),
+    }
+}
+
+impl CheckpointSaver for InMemorySaver {
+    fn get_tuple<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, SaverResult<Option<CheckpointTuple>>> {
+        Box::pin(async move {
+            let threads = self.lock();
+            let Some(ns) = threads
+                .get(&config.thread_id)
+                .and_then(|t| t.get(&config.checkpoint_ns))
+            else {
+                return Ok(None);
+            };
+            let found = match &config.checkpoint_id {
+                Some(id) => ns.checkpoints.get_key_value(id),
+                None => ns.checkpoints.last_key_value(),
+            };
+            Ok(found.map(|(id, e)| tuple(config, ns, id, e)))
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        options: &'a ListOptions,
+    ) -> BoxFuture<'a, SaverResult<Vec<CheckpointTuple>>> {
+        Box::pin(async move {
+            let threads = self.lock();
+            let Some(ns) = threads
+                .get(&config.thread_id)
+                .and_then(|t| t.get(&config.checkpoint_ns))
+            else {
+                return Ok(Vec::new());
+            };
+            Ok(ns
+                .checkpoints
+                .iter()
+                .rev()
+                .filter(|(id, _)| {
+                    options
+                        .before
+                        .as_ref()
+                        .is_none_or(|b| id.as_str() < b.as_str())
+                })
+                .filter(|(_, e)| e.metadata.matches(&options.filter))
+                .take(options.limit.unwrap_or(usize::MAX))
+                .map(|(id, e)| tuple(config, ns, id, e))
+                .collect())
+        })
+    }
+
+    fn put<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+    ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
+        Box::pin(async move {
+            let mut threads = self.lock();
+            let ns = threads
+                .entry(config.thread_id.clone())
+                .or_default()
+                .entry(config.checkpoint_ns.clone())
+                .or_default();
+            for (channel, value) in &checkpoint.channel_values {
+                let version = checkpoint
+                    .channel_versions
+                    .get(channel)
+                    .copied()
+                    .unwrap_or(0);
+                ns.values.insert((channel.clone(), version), value.clone());
+            }
+            let id = checkpoint.id.clone();
+            ns.checkpoints.insert(
+                id.clone(),
+                Entry {
+                    checkpoint,
+                    metadata,
+                    parent: config.checkpoint_id.clone(),
+                },
+            );
+            Ok(CheckpointConfig {
+                thread_id: config.thread_id.clone(),
+                checkpoint_ns: config.checkpoint_ns.clone(),
+                checkpoint_id: Some(id),
+            })
+        })
+    }
+
+    fn put_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<PendingWrite>,
+    ) -> BoxFuture<'a, SaverResult<()>> {
+        Box::pin(async move {
+            let mut threads = self.lock();
+            let ns = threads
+                .entry(config.thread_id.clone())
+                .or_default()
+                .entry(config.checkpoint_ns.clone())
+                .or_default();
+            let slot = ns
+                .writes
+                .entry(config.checkpoint_id.clone().unwrap_or_default())
+                .or_default();
+            for w in writes {
+                slot.entry((w.task_id.clone(), w.idx)).or_insert(w);
+            }
+            Ok(())
+        })
+    }
+
+    fn channel_history<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        channel: &'a str,
+        from: u64,
+        to: u64,
+    ) -> BoxFuture<'a, SaverResult<Vec<(u64, StoredValue)>>> {
+        Box::pin(async move {
+            let threads = self.lock();
+            let Some(ns) = threads
+                .get(&config.thread_id)
+                .and_then(|t| t.get(&config.checkpoint_ns))
+            else {
+                return Ok(Vec::new());
+            };
+            Ok(ns
+                .values
+                .range((channel.to_string(), from)..=(channel.to_string(), to))
+                .map(|((_, v), value)| (*v, value.clone()))
+                .collect())
+        })
+    }
+
+    fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
+        Box::pin(async move {
+            self.lock().remove(thread_id);
+            Ok(())
+        })
+    }
+
+    fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
+        Box::pin(async move {
+            let mut threads = self.lock();
+            match threads.get(from).cloned() {
+                Some(copy) => {
+                    threads.insert(to.to_string(), copy);
+                }
+                None => {
+                    threads.remove(to);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
+        Box::pin(async move {
+            let mut threads = self.lock();
+            let Some(thread) = threads.get_mut(thread_id) else {
+                return Ok(());
+            };
+            for ns in thread.values_mut() {
+                let drop_count = ns.checkpoints.len().saturating_sub(keep);
+                let dropped: Vec<String> =
+                    ns.checkpoints.keys().take(drop_count).cloned().collect();
+                for id in &dropped {
+                    ns.checkpoints.remove(id);
+                    ns.writes.remove(id);
+                }
+                let needed: BTreeSet<(String, u64)> = ns
+                    .checkpoints
+                    .values()
+                    .flat_map(|e| needed_values(&e.checkpoint))
+                    .collect();
+                ns.values.retain(|k, _| needed.contains(k));
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The (channel, version) values a restore of `checkpoint` reads.
+pub fn needed_values(checkpoint: &Checkpoint) -> Vec<(String, u64)> {
+    checkpoint
+        .channel_versions
+        .iter()
+        .flat_map(|(channel, &version)| {
+            let base = checkpoint
+                .channel_bases
+                .get(channel)
+                .copied()
+                .unwrap_or(version);
+            (base.min(version)..=version).map(move |v| (channel.clone(), v))
+        })
+        .collect()
+}

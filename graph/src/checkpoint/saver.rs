@@ -1,0 +1,69 @@
+//! The `CheckpointSaver` trait every storage backend implements.
+
+use super::error::CheckpointError;
+use super::types::{
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
+    StoredValue,
+};
+use crate::node::BoxFuture;
+
+/// The result of a saver operation.
+pub type SaverResult<T> = Result<T, CheckpointError>;
+
+/// Storage for checkpoints, pending writes and channel values, per thread.
+///
+/// Object-safe (methods return boxed futures) so a compiled graph can hold any saver
+/// as `Arc<dyn CheckpointSaver>`. Every implementation should pass the conformance
+/// suite in the `stategraph-tests` package.
+pub trait CheckpointSaver: Send + Sync + 'static {
+    /// The checkpoint named by `config`, or the thread's latest when it names none;
+    /// `None` for an unknown thread or id.
+    fn get_tuple<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, SaverResult<Option<CheckpointTuple>>>;
+
+    /// The thread's checkpoints, newest first, filtered by `options`.
+    fn list<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        options: &'a ListOptions,
+    ) -> BoxFuture<'a, SaverResult<Vec<CheckpointTuple>>>;
+
+    /// Stores a checkpoint (and the channel values it carries) as the child of the
+    /// checkpoint named by `config`; returns the config naming the new checkpoint.
+    fn put<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+    ) -> BoxFuture<'a, SaverResult<CheckpointConfig>>;
+
+    /// Stores writes of a task of the step following the checkpoint `config` names.
+    /// Idempotent per (task id, index): a write already stored is kept as it is.
+    fn put_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<PendingWrite>,
+    ) -> BoxFuture<'a, SaverResult<()>>;
+
+    /// The stored values of `channel` at versions `from..=to`, in version order.
+    fn channel_history<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        channel: &'a str,
+        from: u64,
+        to: u64,
+    ) -> BoxFuture<'a, SaverResult<Vec<(u64, StoredValue)>>>;
+
+    /// Removes every checkpoint, write and value of the thread; a no-op for an unknown
+    /// thread.
+    fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>>;
+
+    /// Copies a thread's whole history to another thread id (replacing it).
+    fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>>;
+
+    /// Keeps the `keep` newest checkpoints of the thread (per namespace) and removes the
+    /// rest with their writes; values the kept checkpoints still need are kept.
+    fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>>;
+}

@@ -1,0 +1,254 @@
+//! Checkpoint data: what a saver stores and returns.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The format version written in [`Checkpoint::v`].
+pub const CHECKPOINT_FORMAT: u32 = 1;
+
+/// Which thread (and optionally which checkpoint of it) an operation is about.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CheckpointConfig {
+    /// The thread.
+    pub thread_id: String,
+    /// Namespace inside the thread (empty for the root graph).
+    #[serde(default)]
+    pub checkpoint_ns: String,
+    /// A specific checkpoint; `None` means the latest.
+    #[serde(default)]
+    pub checkpoint_id: Option<String>,
+}
+
+impl CheckpointConfig {
+    /// The latest checkpoint of `thread_id`.
+    pub fn thread(thread_id: impl Into<String>) -> Self {
+        Self {
+            thread_id: thread_id.into(),
+            checkpoint_ns: String::new(),
+            checkpoint_id: None,
+        }
+    }
+
+    /// The same thread, at checkpoint `id`.
+    #[must_use]
+    pub fn at(mut self, id: impl Into<String>) -> Self {
+        self.checkpoint_id = Some(id.into());
+        self
+    }
+}
+
+/// How a checkpoint stores one channel value it changed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum StoredValue {
+    /// The whole value.
+    Full(Value),
+    /// Items appended to the value of the channel's previous version (a JSON array).
+    Append(Value),
+}
+
+/// A task planned for the next superstep, stored so a resumed run picks it up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedTask {
+    /// The node.
+    pub node: String,
+    /// For a `Send` task, its payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+}
+
+/// The state of a thread after a superstep (or its input, or an update).
+///
+/// Holds only the channel values this checkpoint changed; the rest are read from the
+/// versions named in `channel_versions` (see [`CheckpointSaver::channel_history`]).
+///
+/// [`CheckpointSaver::channel_history`]: super::CheckpointSaver::channel_history
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Format version ([`CHECKPOINT_FORMAT`]).
+    pub v: u32,
+    /// Time-ordered, sortable id.
+    pub id: String,
+    /// Creation time, RFC 3339 (UTC, milliseconds).
+    pub ts: String,
+    /// The values of the channels changed since the parent checkpoint, keyed by channel
+    /// name, stored at their version in `channel_versions`.
+    pub channel_values: BTreeMap<String, StoredValue>,
+    /// Every channel's current version (a channel never written is absent: version 0).
+    pub channel_versions: BTreeMap<String, u64>,
+    /// For each node, the channel versions it had seen when it last ran.
+    pub versions_seen: BTreeMap<String, BTreeMap<String, u64>>,
+    /// The channels changed by the step that produced this checkpoint.
+    pub updated_channels: Vec<String>,
+    /// For delta channels, the version holding the last whole value; a restore folds
+    /// the deltas of the versions after it.
+    #[serde(default)]
+    pub channel_bases: BTreeMap<String, u64>,
+    /// Tasks of the next superstep.
+    #[serde(default)]
+    pub next: Vec<PlannedTask>,
+    /// Progress of each join (by join index): the sources that ran so far.
+    #[serde(default)]
+    pub barriers: BTreeMap<usize, Vec<String>>,
+    /// The state's `GraphState::SCHEMA_VERSION`.
+    pub schema_version: String,
+}
+
+/// Why a checkpoint was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointSource {
+    /// The run's input was applied.
+    Input,
+    /// A superstep finished.
+    Loop,
+    /// `update_state` wrote to the thread.
+    Update,
+    /// A run started from an older checkpoint.
+    Fork,
+}
+
+/// Metadata stored with a checkpoint; `list` filters on it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointMetadata {
+    /// Why it was written.
+    pub source: CheckpointSource,
+    /// The superstep: -1 for the input, then 0, 1, ...
+    pub step: i64,
+    /// Parent checkpoint ids by namespace.
+    #[serde(default)]
+    pub parents: BTreeMap<String, String>,
+    /// The run that wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Any other keys (run metadata, task history).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
+}
+
+impl CheckpointMetadata {
+    /// Metadata for `source` at `step`.
+    pub fn new(source: CheckpointSource, step: i64) -> Self {
+        Self {
+            source,
+            step,
+            parents: BTreeMap::new(),
+            run_id: None,
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    /// Whether every key of `filter` is present with an equal value.
+    pub fn matches(&self, filter: &serde_json::Map<String, Value>) -> bool {
+        if filter.is_empty() {
+            return true;
+        }
+        let Ok(Value::Object(me)) = serde_json::to_value(self) else {
+            return false;
+        };
+        filter.iter().all(|(k, v)| me.get(k) == Some(v))
+    }
+}
+
+/// A write saved for a task of the step after a checkpoint, before the step
+/// finished: what lets a failed or interrupted step resume without re-running tasks
+/// that already succeeded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PendingWrite {
+    /// The task.
+    pub task_id: String,
+    /// Position among the task's writes.
+    pub idx: u32,
+    /// What it is: `update`, `goto`, `send`, or `__error__`.
+    pub channel: String,
+    /// The encoded value.
+    pub value: Value,
+}
+
+/// A checkpoint with everything stored alongside it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckpointTuple {
+    /// Names exactly this checkpoint.
+    pub config: CheckpointConfig,
+    /// The checkpoint.
+    pub checkpoint: Checkpoint,
+    /// Its metadata.
+    pub metadata: CheckpointMetadata,
+    /// The checkpoint it follows, if any.
+    pub parent_config: Option<CheckpointConfig>,
+    /// Writes of tasks of the next step that finished before the step committed.
+    pub pending_writes: Vec<PendingWrite>,
+}
+
+/// Options of [`CheckpointSaver::list`](super::CheckpointSaver::list).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ListOptions {
+    /// Metadata keys that must be equal.
+    pub filter: serde_json::Map<String, Value>,
+    /// Only checkpoints older than this id.
+    pub before: Option<String>,
+    /// At most this many.
+    pub limit: Option<usize>,
+}
+
+impl ListOptions {
+    /// No filter, no bound.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Requires metadata key `key` to equal `value`.
+    #[must_use]
+    pub fn filter(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.filter.insert(key.into(), value.into());
+        self
+    }
+
+    /// Only checkpoints older than `id`.
+    #[must_use]
+    pub fn before(mut self, id: impl Into<String>) -> Self {
+        self.before = Some(id.into());
+        self
+    }
+
+    /// At most `n` checkpoints.
+    #[must_use]
+    pub fn limit(mut self, n: usize) -> Self {
+        self.limit = Some(n);
+        self
+    }
+}
+
+static LAST_STAMP: AtomicU64 = AtomicU64::new(0);
+
+/// A new checkpoint id: 16 hex digits of a strictly increasing (per process)
+/// microsecond stamp, then 8 random hex digits. Ids sort in creation order.
+pub fn new_checkpoint_id() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+    let mut prev = LAST_STAMP.load(Ordering::Relaxed);
+    let stamp = loop {
+        let next = now.max(prev + 1);
+        match LAST_STAMP.compare_exchange_weak(prev, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => break next,
+            Err(actual) => prev = actual,
+        }
+    };
+    let random = {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(stamp);
+        h.finish() as u32
+    };
+    format!("{stamp:016x}{random:08x}")
+}
+
+/// The current time as RFC 3339 (UTC, milliseconds).
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
