@@ -1,7 +1,5 @@
 //! Chat messages and the id-aware list the `messages` reducer maintains.
 
-use std::collections::HashSet;
-
 use serde::{Deserialize, Serialize};
 
 use super::reducer::{Change, ReduceError};
@@ -160,20 +158,32 @@ pub(crate) fn check_messages<'a, M: MessageLike + 'a>(
     if !ops.clone().any(|op| matches!(op, MessageOp::Remove(_))) {
         return Ok(());
     }
-    let mut present: HashSet<&str> = current.iter().filter_map(MessageLike::id).collect();
+    // Replays the fold on ids alone, including the ids it will assign, so `check`
+    // accepts exactly what `fold_messages` applies.
+    let mut ids: Vec<Option<String>> = current.iter().map(|m| m.id().map(str::to_owned)).collect();
     for op in ops {
         match op {
-            MessageOp::Upsert(m) => {
-                if let Some(id) = m.id() {
-                    present.insert(id);
+            MessageOp::Upsert(m) => match m.id() {
+                Some(id) => {
+                    if !ids.iter().any(|x| x.as_deref() == Some(id)) {
+                        ids.push(Some(id.to_owned()));
+                    }
                 }
-            }
+                None => {
+                    let id = fresh_id(ids.len(), |candidate| {
+                        ids.iter().any(|x| x.as_deref() == Some(candidate))
+                    });
+                    ids.push(Some(id));
+                }
+            },
             MessageOp::Remove(id) => {
-                if !present.remove(id.as_str()) {
+                let before = ids.len();
+                ids.retain(|x| x.as_deref() != Some(id.as_str()));
+                if ids.len() == before {
                     return Err(ReduceError::UnknownMessageId { id: id.clone() });
                 }
             }
-            MessageOp::RemoveAll => present.clear(),
+            MessageOp::RemoveAll => ids.clear(),
         }
     }
     Ok(())
@@ -198,7 +208,10 @@ pub(crate) fn fold_messages<M: MessageLike>(
                     }
                     None => {
                         if m.id().is_none() {
-                            m.set_id(fresh_id(list));
+                            let id = fresh_id(list.len(), |candidate| {
+                                list.iter().any(|x| x.id() == Some(candidate))
+                            });
+                            m.set_id(id);
                         }
                         list.push(m);
                     }
@@ -221,12 +234,13 @@ pub(crate) fn fold_messages<M: MessageLike>(
     }
 }
 
-/// A deterministic id not used in `list`: the same writes always get the same ids.
-fn fresh_id<M: MessageLike>(list: &[M]) -> String {
-    let mut n = list.len();
+/// A deterministic id not yet taken: `msg-<n>` for the first free `n` from the list's
+/// length, so the same writes always get the same ids.
+fn fresh_id(len: usize, taken: impl Fn(&str) -> bool) -> String {
+    let mut n = len;
     loop {
         let id = format!("msg-{n}");
-        if !list.iter().any(|x| x.id() == Some(id.as_str())) {
+        if !taken(&id) {
             return id;
         }
         n += 1;
