@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::compile::{BuildError, CompiledGraph};
+use crate::compile::{BuildError, CompileOptions, CompiledGraph};
+use crate::node::PayloadCodec;
 use crate::node::{
     End, Goto, Node, NodeContext, NodeDef, NodeError, NodeHandle, NodeReturn, Route, Runner, Start,
     TaskInput,
@@ -186,6 +187,7 @@ pub(crate) struct NodeSpec<S: GraphState> {
     pub(crate) name: Arc<str>,
     pub(crate) runner: Runner<S>,
     pub(crate) takes_state: bool,
+    pub(crate) payload_codec: Option<PayloadCodec>,
 }
 
 pub(crate) struct BranchSpec<S> {
@@ -227,10 +229,12 @@ impl<S: GraphState> StateGraph<S> {
     pub fn add_node<N: Node<S>>(&mut self, node: N) -> &mut Self {
         let name = node.node_name();
         let takes_state = std::any::TypeId::of::<N::Input>() == std::any::TypeId::of::<S>();
+        let payload_codec = node.payload_codec();
         self.nodes.push(NodeSpec {
             name,
             runner: node.into_runner(),
             takes_state,
+            payload_codec,
         });
         self
     }
@@ -262,6 +266,7 @@ impl<S: GraphState> StateGraph<S> {
             name: name.clone(),
             runner,
             takes_state: true,
+            payload_codec: None,
         });
         NodeHandle::new(name)
     }
@@ -324,7 +329,15 @@ impl<S: GraphState> StateGraph<S> {
     /// # Errors
     /// A [`BuildError`] listing every problem found.
     pub fn compile(&self) -> Result<CompiledGraph<S>, BuildError> {
-        crate::compile::compile(self)
+        crate::compile::compile(self, CompileOptions::new())
+    }
+
+    /// Checks the graph and makes it runnable with `options` (a checkpointer, ...).
+    ///
+    /// # Errors
+    /// A [`BuildError`] listing every problem found.
+    pub fn compile_with(&self, options: CompileOptions) -> Result<CompiledGraph<S>, BuildError> {
+        crate::compile::compile(self, options)
     }
 }
 

@@ -6,7 +6,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::builder::{Endpoint, Router, StateGraph};
-use crate::node::Runner;
+use crate::checkpoint::CheckpointSaver;
+use crate::node::{PayloadCodec, Runner};
 use crate::retry::RetryPolicy;
 use crate::state::GraphState;
 
@@ -126,6 +127,7 @@ pub(crate) struct Join {
 }
 
 pub(crate) struct CompiledNode<S: GraphState> {
+    pub(crate) payload_codec: Option<PayloadCodec>,
     pub(crate) name: Arc<str>,
     pub(crate) runner: Runner<S>,
     pub(crate) edges: Vec<usize>,
@@ -143,6 +145,42 @@ pub(crate) struct Graph<S: GraphState> {
     pub(crate) start_branches: Vec<Branch<S>>,
     pub(crate) joins: Vec<Join>,
     pub(crate) topology: Topology,
+    pub(crate) saver: Option<Arc<dyn CheckpointSaver>>,
+}
+
+/// Options of [`StateGraph::compile_with`].
+#[derive(Clone, Default)]
+pub struct CompileOptions {
+    pub(crate) saver: Option<Arc<dyn CheckpointSaver>>,
+}
+
+impl CompileOptions {
+    /// No checkpointer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Saves a checkpoint per superstep to `saver`; runs then need a thread id.
+    #[must_use]
+    pub fn checkpointer(mut self, saver: impl CheckpointSaver) -> Self {
+        self.saver = Some(Arc::new(saver));
+        self
+    }
+
+    /// As [`CompileOptions::checkpointer`], sharing a saver already behind an `Arc`.
+    #[must_use]
+    pub fn shared_checkpointer(mut self, saver: Arc<dyn CheckpointSaver>) -> Self {
+        self.saver = Some(saver);
+        self
+    }
+}
+
+impl fmt::Debug for CompileOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompileOptions")
+            .field("checkpointer", &self.saver.is_some())
+            .finish()
+    }
 }
 
 /// The declared shape, kept for drawing.
@@ -199,7 +237,10 @@ fn check_name(name: &str, problems: &mut Vec<BuildProblem>) {
     }
 }
 
-pub(crate) fn compile<S: GraphState>(spec: &StateGraph<S>) -> Result<CompiledGraph<S>, BuildError> {
+pub(crate) fn compile<S: GraphState>(
+    spec: &StateGraph<S>,
+    options: CompileOptions,
+) -> Result<CompiledGraph<S>, BuildError> {
     let mut problems = Vec::new();
 
     // Problems are reported in declaration order; indices follow node names.
@@ -224,6 +265,7 @@ pub(crate) fn compile<S: GraphState>(spec: &StateGraph<S>) -> Result<CompiledGra
         index.insert(n.name.clone(), nodes.len());
         takes_state.push(n.takes_state);
         nodes.push(CompiledNode {
+            payload_codec: n.payload_codec,
             name: n.name.clone(),
             runner: n.runner.clone(),
             edges: Vec::new(),
@@ -382,6 +424,7 @@ pub(crate) fn compile<S: GraphState>(spec: &StateGraph<S>) -> Result<CompiledGra
             start_branches,
             joins,
             topology,
+            saver: options.saver,
         }),
     })
 }

@@ -25,13 +25,15 @@ pub use stategraph_macros::GraphState;
 pub use stategraph_macros::node;
 
 pub use builder::{Endpoint, IntoDeclared, IntoSources, IntoTarget, StateGraph};
-pub use compile::{BuildError, BuildProblem, CompiledGraph};
+pub use compile::{BuildError, BuildProblem, CompileOptions, CompiledGraph};
 pub use node::{
     BoxFuture, Command, END, End, Goto, IntoGoto, Node, NodeContext, NodeDef, NodeError, NodeFn,
     NodeHandle, NodeOutput, NodeRef, NodeResult, NodeReturn, Route, START, Start,
 };
 pub use retry::RetryPolicy;
-pub use runtime::{RunConfig, RunError, RunOutput};
+pub use runtime::{
+    Durability, RunConfig, RunError, RunInput, RunOutput, StateSnapshot, TaskSnapshot,
+};
 pub use send::{IntoPayload, Send};
 pub use state::{
     Add, Addable, Append, Change, ChangeSet, ChannelInfo, ChannelKey, ChannelWrite, Checkpointable,
@@ -47,10 +49,12 @@ pub use state::{
 /// `std::marker::Send` trait. Write `stategraph::Send::new(..)`.
 pub mod prelude {
     pub use crate::builder::StateGraph;
+    pub use crate::checkpoint::InMemorySaver;
+    pub use crate::compile::CompileOptions;
     pub use crate::compile::CompiledGraph;
     pub use crate::node::{Command, END, NodeContext, NodeError, Route, START};
     pub use crate::retry::RetryPolicy;
-    pub use crate::runtime::{RunConfig, RunError, RunOutput};
+    pub use crate::runtime::{Durability, RunConfig, RunError, RunOutput};
     pub use crate::state::{
         ChangeSet, ChannelKey, GraphState, Message, MessageLike, RemoveAllMessages, RemoveMessage,
         Role, StateUpdate, ToolCall, Write,

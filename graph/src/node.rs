@@ -220,13 +220,22 @@ impl<S: GraphState, I> Copy for NodeFn<S, I> {}
 pub struct NodeDef<S: GraphState, I = S> {
     name: &'static str,
     run: NodeFn<S, I>,
+    payload_codec: fn() -> Option<PayloadCodec>,
 }
 
 impl<S: GraphState, I> NodeDef<S, I> {
     /// Used by `#[node]`.
     #[doc(hidden)]
-    pub const fn __new(name: &'static str, run: NodeFn<S, I>) -> Self {
-        Self { name, run }
+    pub const fn __new(
+        name: &'static str,
+        run: NodeFn<S, I>,
+        payload_codec: fn() -> Option<PayloadCodec>,
+    ) -> Self {
+        Self {
+            name,
+            run,
+            payload_codec,
+        }
     }
 
     /// The node's name.
@@ -324,9 +333,19 @@ pub trait Node<S: GraphState>: NodeRef<S> {
     /// Erases the node for the runtime.
     #[doc(hidden)]
     fn into_runner(self) -> Runner<S>;
+
+    /// How `Send` payloads for this node are stored in checkpoints, if they can be.
+    #[doc(hidden)]
+    fn payload_codec(&self) -> Option<PayloadCodec> {
+        None
+    }
 }
 
 impl<S: GraphState, I: Any + Send + Sync> Node<S> for NodeDef<S, I> {
+    fn payload_codec(&self) -> Option<PayloadCodec> {
+        (self.payload_codec)()
+    }
+
     fn into_runner(self) -> Runner<S> {
         match self.run {
             NodeFn::Sync(f) => Runner::Sync(Arc::new(move |input, ctx| {
@@ -594,5 +613,76 @@ impl<S> From<Vec<send::Send<S>>> for Route<S> {
 impl<S> fmt::Debug for Route<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(&self.gotos).finish()
+    }
+}
+
+type SendPayload = Arc<dyn Any + std::marker::Send + Sync>;
+
+/// Encodes and decodes one node's `Send` payloads for checkpoints.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct PayloadCodec {
+    pub(crate) encode: fn(
+        &(dyn Any + std::marker::Send + Sync),
+    ) -> Option<Result<serde_json::Value, serde_json::Error>>,
+    pub(crate) decode: fn(serde_json::Value) -> Result<SendPayload, serde_json::Error>,
+}
+
+fn encode_payload<T: serde::Serialize + Any>(
+    payload: &(dyn Any + std::marker::Send + Sync),
+) -> Option<Result<serde_json::Value, serde_json::Error>> {
+    payload.downcast_ref::<T>().map(serde_json::to_value)
+}
+
+fn decode_payload<T: serde::de::DeserializeOwned + Any + std::marker::Send + Sync>(
+    value: serde_json::Value,
+) -> Result<SendPayload, serde_json::Error> {
+    Ok(Arc::new(serde_json::from_value::<T>(value)?))
+}
+
+/// Picks a payload codec when the payload type is serde-capable. `#[node]` calls
+/// `(&&PayloadProbe::<I>::new()).payload_codec()`: method resolution prefers the
+/// `&PayloadProbe` impl, which exists only for serde types.
+#[doc(hidden)]
+pub struct PayloadProbe<T>(std::marker::PhantomData<T>);
+
+impl<T> PayloadProbe<T> {
+    #[doc(hidden)]
+    pub const fn new() -> Self {
+        Self(std::marker::PhantomData)
+    }
+}
+
+impl<T> Default for PayloadProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[doc(hidden)]
+pub trait SerdePayload {
+    fn payload_codec(&self) -> Option<PayloadCodec>;
+}
+
+impl<T> SerdePayload for &PayloadProbe<T>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + Any + std::marker::Send + Sync,
+{
+    fn payload_codec(&self) -> Option<PayloadCodec> {
+        Some(PayloadCodec {
+            encode: encode_payload::<T>,
+            decode: decode_payload::<T>,
+        })
+    }
+}
+
+#[doc(hidden)]
+pub trait OpaquePayload {
+    fn payload_codec(&self) -> Option<PayloadCodec>;
+}
+
+impl<T> OpaquePayload for PayloadProbe<T> {
+    fn payload_codec(&self) -> Option<PayloadCodec> {
+        None
     }
 }

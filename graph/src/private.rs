@@ -47,5 +47,8 @@ pub fn extend_entries<T, K, V, K2, V2>(
 }
 
 pub use crate::node::{
-    BoxFuture, NodeContext, NodeDef, NodeError, NodeFn, NodeResult, NodeReturn, update_output,
+    BoxFuture, NodeContext, NodeDef, NodeError, NodeFn, NodeResult, NodeReturn, OpaquePayload,
+    PayloadCodec, PayloadProbe, SerdePayload, update_output,
 };
+
+pub use crate::runtime::RunInput;

@@ -30,6 +30,17 @@ impl<S: GraphState> Send<S> {
         }
     }
 
+    pub(crate) fn from_parts(
+        node: Arc<str>,
+        payload: Arc<dyn Any + std::marker::Send + Sync>,
+    ) -> Self {
+        Self {
+            node,
+            payload,
+            _marker: std::marker::PhantomData,
+        }
+    }
+
     /// The target node's name.
     pub fn node(&self) -> &str {
         &self.node

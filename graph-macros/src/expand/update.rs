@@ -90,6 +90,13 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
+        impl ::core::convert::From<#update> for ::stategraph::__private::RunInput<#ident> {
+            fn from(__sg_update: #update) -> Self {
+                ::stategraph::__private::RunInput::Update(__sg_update)
+            }
+        }
+
+        #[automatically_derived]
         impl ::stategraph::__private::NodeReturn for #update {
             type State = #ident;
             fn into_output(self) -> ::stategraph::__private::NodeResult<#ident> {

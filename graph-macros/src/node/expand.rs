@@ -64,7 +64,11 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
         #(#docs)*
         #[allow(non_upper_case_globals)]
         #vis const #ident: #p::NodeDef<#state, #input> =
-            #p::NodeDef::__new(#name, #p::NodeFn::#kind(#ident::__sg_run));
+            #p::NodeDef::__new(
+                #name,
+                #p::NodeFn::#kind(#ident::__sg_run),
+                #ident::__sg_payload_codec,
+            );
     };
     let struct_doc = format!("The `{name}` node; `{ident}::call(..)` runs its body directly.");
     quote! {
@@ -79,6 +83,13 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
             #vis #sig #block
 
             #runner
+
+            #[doc(hidden)]
+            pub fn __sg_payload_codec() -> ::core::option::Option<#p::PayloadCodec> {
+                #[allow(unused_imports)]
+                use #p::{OpaquePayload as _, SerdePayload as _};
+                (&&#p::PayloadProbe::<#input>::new()).payload_codec()
+            }
         }
 
         #constant

@@ -1,21 +1,42 @@
-//! Per-run configuration and a run's result.
+//! Per-run configuration, a run's input, and its result.
 
 use std::sync::Arc;
+
+use crate::checkpoint::CheckpointConfig;
+use crate::state::GraphState;
+
+/// When checkpoints are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Each checkpoint is saved before the next superstep starts (the default: a crash
+    /// loses at most the running step, whose finished tasks are kept as pending writes).
+    #[default]
+    Sync,
+    /// Checkpoints are saved in the background while the next step runs; the run
+    /// waits for them before returning.
+    Async,
+    /// One checkpoint when the run ends, fails or hits its limit.
+    Exit,
+}
 
 /// Configuration of one run.
 #[derive(Clone, Debug)]
 pub struct RunConfig {
     pub(crate) thread_id: Option<Arc<str>>,
+    pub(crate) checkpoint_id: Option<String>,
     pub(crate) recursion_limit: usize,
     pub(crate) max_concurrency: Option<usize>,
+    pub(crate) durability: Durability,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
         Self {
             thread_id: None,
+            checkpoint_id: None,
             recursion_limit: Self::DEFAULT_RECURSION_LIMIT,
             max_concurrency: None,
+            durability: Durability::Sync,
         }
     }
 }
@@ -36,6 +57,14 @@ impl RunConfig {
         self
     }
 
+    /// Starts from checkpoint `id` of the thread instead of its latest: the run writes a
+    /// `fork` checkpoint after it and continues from there, keeping the old branch.
+    #[must_use]
+    pub fn checkpoint(mut self, id: impl Into<String>) -> Self {
+        self.checkpoint_id = Some(id.into());
+        self
+    }
+
     /// Most supersteps the run may take: a run needing exactly `limit` succeeds, one
     /// needing more fails with `RunError::RecursionLimit`. `0` is rejected at run time.
     #[must_use]
@@ -51,9 +80,51 @@ impl RunConfig {
         self
     }
 
+    /// When checkpoints are saved (default [`Durability::Sync`]).
+    #[must_use]
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
     /// The configured thread id.
     pub fn thread_id(&self) -> Option<&str> {
         self.thread_id.as_deref()
+    }
+
+    /// The configured checkpoint id.
+    pub fn checkpoint_id(&self) -> Option<&str> {
+        self.checkpoint_id.as_deref()
+    }
+}
+
+/// What a run starts from: new input, or the thread's saved position.
+///
+/// `invoke` takes anything that converts into it: the state's update type (new input,
+/// applied through the reducers) or `None` (continue the thread where it stopped).
+pub enum RunInput<S: GraphState> {
+    /// New input.
+    Update(S::Update),
+    /// Continue from the thread's checkpoint: run the tasks it left pending.
+    Continue,
+}
+
+/// `None` continues the thread; `Some(update)` is new input.
+impl<S: GraphState> From<Option<S::Update>> for RunInput<S> {
+    fn from(input: Option<S::Update>) -> Self {
+        match input {
+            Some(update) => RunInput::Update(update),
+            None => RunInput::Continue,
+        }
+    }
+}
+
+impl<S: GraphState> std::fmt::Debug for RunInput<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunInput::Update(u) => f.debug_tuple("Update").field(u).finish(),
+            RunInput::Continue => f.write_str("Continue"),
+        }
     }
 }
 
@@ -63,6 +134,8 @@ impl RunConfig {
 pub struct RunOutput<S> {
     /// The final state.
     pub values: S,
-    /// Supersteps executed.
+    /// Supersteps executed by this run.
     pub steps: usize,
+    /// The last checkpoint written, when a checkpointer is configured.
+    pub checkpoint: Option<CheckpointConfig>,
 }

@@ -1,5 +1,6 @@
 //! Why a run stopped without finishing.
 
+use crate::checkpoint::CheckpointError;
 use crate::node::NodeError;
 use crate::state::InvalidUpdate;
 
@@ -67,6 +68,34 @@ pub enum RunError {
         /// Who routed to it.
         from: String,
     },
+    /// A checkpointer is configured but the run config names no thread.
+    #[error(
+        "this graph has a checkpointer, so runs need a thread: use `RunConfig::new().thread(\"<id>\")`"
+    )]
+    MissingThreadId,
+    /// `invoke(None, ..)` on a thread with nothing saved (or without a checkpointer).
+    #[error("nothing to continue: {reason}")]
+    NothingToContinue {
+        /// Why.
+        reason: String,
+    },
+    /// `RunConfig::checkpoint` names a checkpoint the thread does not have.
+    #[error("thread `{thread}` has no checkpoint `{id}`")]
+    UnknownCheckpoint {
+        /// The thread.
+        thread: String,
+        /// The checkpoint id.
+        id: String,
+    },
+    /// `update_state` without `as_node` after a step in which several nodes wrote.
+    #[error("several nodes wrote in the last step ({}); say which one the update is from with `update_state_as`", candidates.join(", "))]
+    AmbiguousUpdate {
+        /// The nodes that wrote.
+        candidates: Vec<String>,
+    },
+    /// Saving or loading a checkpoint failed.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
     /// `invoke_blocking` was called from inside an async runtime.
     #[error(
         "`invoke_blocking` cannot run inside an async runtime; call `invoke(..).await` instead"

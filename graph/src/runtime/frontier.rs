@@ -37,6 +37,35 @@ impl Frontier {
         self.pushes.push((node, payload));
     }
 
+    /// The planned tasks in apply order, without taking them.
+    pub(crate) fn planned(&self) -> Vec<(usize, Option<Payload>)> {
+        let mut pulls = self.pulls.clone();
+        pulls.sort_unstable();
+        pulls
+            .into_iter()
+            .map(|n| (n, None))
+            .chain(self.pushes.iter().map(|(n, p)| (*n, Some(p.clone()))))
+            .collect()
+    }
+
+    /// Puts taken tasks back (a run stopping before it ran them).
+    pub(crate) fn put_back(&mut self, tasks: Vec<Task>) {
+        for task in tasks {
+            match task.payload {
+                Some(p) => self.push(task.node, p),
+                None => self.pull(task.node),
+            }
+        }
+    }
+
+    /// Drops every planned task.
+    pub(crate) fn clear(&mut self) {
+        for node in self.pulls.drain(..) {
+            self.scheduled[node] = false;
+        }
+        self.pushes.clear();
+    }
+
     /// The planned tasks in apply order; leaves the frontier empty.
     pub(crate) fn take(&mut self) -> Vec<Task> {
         // Node indices follow node names, so sorting them is the name order.

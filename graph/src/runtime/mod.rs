@@ -1,42 +1,68 @@
 //! The superstep loop: plan tasks, run them concurrently, apply their writes in the
-//! deterministic task order, then compute the next frontier from edges, joins,
-//! routers, `goto`s and `Send`s.
+//! deterministic task order, compute the next frontier from edges, joins, routers,
+//! `goto`s and `Send`s — and, with a checkpointer, save each task's writes as it
+//! finishes and a checkpoint after each step.
 
 mod config;
+mod error;
 mod frontier;
+mod persist;
+mod snapshot;
 mod tasks;
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use tracing::Instrument;
 
-pub use config::{RunConfig, RunOutput};
+pub use config::{Durability, RunConfig, RunInput, RunOutput};
 pub use error::RunError;
+pub use snapshot::{StateSnapshot, TaskSnapshot};
 
+use crate::checkpoint::{
+    CHECKPOINT_FORMAT, Checkpoint, CheckpointError, CheckpointMetadata, CheckpointSaver,
+    CheckpointSource, CheckpointTuple, PendingWrite, PlannedTask, new_checkpoint_id,
+};
 use crate::compile::{Branch, CompiledGraph, Graph};
-use crate::node::{Goto, NodeOutput};
-use crate::state::{GraphState, Write};
+use crate::node::{BoxFuture, Goto, NodeError, NodeOutput};
+use crate::state::{ChangeSet, GraphState, Write};
 use frontier::{Frontier, Task};
-
-mod error;
+use persist::{Bases, Versions};
+use tasks::TaskSink;
 
 /// The writer name of a run's input in error messages.
 const INPUT_WRITER: &str = "__input__";
 
+/// Metadata key of a checkpoint's run history: for each step since the previous
+/// checkpoint, the channel versions its tasks read and, per task, the node, task id,
+/// duration, whether it wrote, was resumed from saved writes or served from cache, and
+/// where its routers sent the run.
+pub const METADATA_STEPS: &str = "steps";
+
 impl<S: GraphState> CompiledGraph<S> {
-    /// Runs the graph from `input` (applied through the reducers to a default state)
-    /// until no task is left.
+    /// Runs the graph.
+    ///
+    /// `input` is either the state's update type — new input, applied through the
+    /// reducers (to a default state, or with a checkpointer to the thread's latest
+    /// state) — or `None`, which continues the thread from its saved checkpoint. The
+    /// run ends when no task is left.
     ///
     /// # Errors
     /// The first failing node's error ([`RunError::Node`]), rejected writes, a route
-    /// outside its declared targets, or the recursion limit.
+    /// outside its declared targets, the recursion limit, or a checkpoint failure.
     pub async fn invoke(
         &self,
-        input: S::Update,
+        input: impl Into<RunInput<S>>,
         config: &RunConfig,
     ) -> Result<RunOutput<S>, RunError> {
         let span = tracing::info_span!("stategraph.run", thread_id = config.thread_id.as_deref());
-        run(&self.graph, input, config).instrument(span).await
+        let input = input.into();
+        async move {
+            let mut lp = Loop::start(&self.graph, config).await?;
+            lp.run(input).await
+        }
+        .instrument(span)
+        .await
     }
 
     /// [`CompiledGraph::invoke`] for callers without an async runtime: runs the graph on
@@ -47,7 +73,7 @@ impl<S: GraphState> CompiledGraph<S> {
     /// async runtime (use `invoke(..).await` there).
     pub fn invoke_blocking(
         &self,
-        input: S::Update,
+        input: impl Into<RunInput<S>>,
         config: &RunConfig,
     ) -> Result<RunOutput<S>, RunError> {
         if tokio::runtime::Handle::try_current().is_ok() {
@@ -61,153 +87,819 @@ impl<S: GraphState> CompiledGraph<S> {
     }
 }
 
-async fn run<S: GraphState>(
-    g: &Graph<S>,
-    input: S::Update,
-    config: &RunConfig,
-) -> Result<RunOutput<S>, RunError> {
-    if config.recursion_limit == 0 {
-        return Err(RunError::ZeroRecursionLimit);
+impl<S: GraphState> CompiledGraph<S> {
+    /// Writes `update` to the thread as if `as_node` had returned it: through the
+    /// reducers, into a new `update` checkpoint whose next tasks are what follows
+    /// `as_node` (its edges, joins and routers). Applied to the thread's latest
+    /// checkpoint, or to the one `config` names (a new branch from it).
+    ///
+    /// # Errors
+    /// No checkpointer or thread id, an unknown node, rejected writes, or a checkpoint
+    /// failure.
+    pub async fn update_state_as<N: crate::node::NodeRef<S>>(
+        &self,
+        config: &RunConfig,
+        update: S::Update,
+        as_node: N,
+    ) -> Result<crate::checkpoint::CheckpointConfig, RunError> {
+        let name = as_node.node_name();
+        self.write_state(config, update, Some(name)).await
     }
-    let mut state = S::default();
-    state
-        .apply_writes(vec![Write::new(INPUT_WRITER, input)])
-        .map_err(|source| RunError::InvalidUpdate { step: None, source })?;
 
-    let mut next = Frontier::new(g.nodes.len());
-    for &t in &g.start_edges {
-        next.pull(t);
+    /// [`CompiledGraph::update_state_as`] as the node that wrote last on the thread
+    /// (with no node run yet: as the run's input, so `next` is what follows `START`).
+    ///
+    /// # Errors
+    /// As `update_state_as`.
+    pub async fn update_state(
+        &self,
+        config: &RunConfig,
+        update: S::Update,
+    ) -> Result<crate::checkpoint::CheckpointConfig, RunError> {
+        self.write_state(config, update, None).await
     }
-    for b in &g.start_branches {
-        follow_route(g, b, &state, "START", &mut next)?;
-    }
-    let mut barriers: Vec<Vec<bool>> = g
-        .joins
-        .iter()
-        .map(|j| vec![false; j.sources.len()])
-        .collect();
 
-    let mut step = 0;
-    loop {
-        let tasks = next.take();
-        if tasks.is_empty() {
-            break;
-        }
-        if step >= config.recursion_limit {
-            return Err(RunError::RecursionLimit {
-                limit: config.recursion_limit,
+    async fn write_state(
+        &self,
+        config: &RunConfig,
+        update: S::Update,
+        as_node: Option<Arc<str>>,
+    ) -> Result<crate::checkpoint::CheckpointConfig, RunError> {
+        if self.graph.saver.is_none() {
+            return Err(RunError::NothingToContinue {
+                reason: "the graph has no checkpointer, so there is no state to update".into(),
             });
         }
-        let span = tracing::debug_span!("superstep", step, tasks = tasks.len());
-        superstep(
-            g,
-            &mut state,
-            &tasks,
-            step,
-            config,
-            &mut next,
-            &mut barriers,
-        )
-        .instrument(span)
-        .await?;
-        step += 1;
+        let mut lp = Loop::open(&self.graph, config, false).await?;
+        let writer = match as_node {
+            Some(name) => Some(lookup(&self.graph, &name, "update_state")?),
+            None => lp.last_writer()?,
+        };
+        lp.apply_as(writer, update)?;
+        lp.save(CheckpointSource::Update).await?;
+        lp.finish().await?;
+        let p = lp.persist.as_ref().ok_or(RunError::MissingThreadId)?;
+        Ok(persist::config_at(&p.thread, p.parent.clone()))
     }
-    Ok(RunOutput {
-        values: state,
-        steps: step,
-    })
 }
 
-async fn superstep<S: GraphState>(
-    g: &Graph<S>,
-    state: &mut S,
-    tasks: &[Task],
-    step: usize,
-    config: &RunConfig,
-    next: &mut Frontier,
-    barriers: &mut [Vec<bool>],
-) -> Result<(), RunError> {
-    let outputs = tasks::execute(g, tasks, state, step, config).await?;
+/// Checkpointing state of a run.
+struct Persist {
+    saver: Arc<dyn CheckpointSaver>,
+    thread: String,
+    /// The last saved checkpoint: parent of the next, owner of pending writes.
+    parent: Option<String>,
+    /// Changes not yet in a saved checkpoint.
+    unsaved: ChangeSet,
+    /// Writes saved for tasks of the next step (from the loaded checkpoint).
+    resumed: HashMap<String, Vec<PendingWrite>>,
+    /// Writes waiting for a checkpoint to attach to (`Durability::Exit`).
+    buffered: Vec<PendingWrite>,
+    background: Option<tokio::task::JoinHandle<Result<(), CheckpointError>>>,
+    durability: config::Durability,
+    /// Whether this run changed anything since the last saved checkpoint.
+    dirty: bool,
+    /// Steps run since the last saved checkpoint, for its metadata.
+    history: Vec<StepRecord>,
+    /// Nodes that wrote in the last step (for `update_state` without `as_node`).
+    last_writers: Vec<String>,
+}
 
-    // A router sees the pre-step state plus its own task's writes. With one task
-    // that is the post-step state; otherwise each routing task gets its own view.
-    let fresh_views = tasks.len() > 1 && tasks.iter().any(|t| !g.nodes[t.node].branches.is_empty());
-    let pre_step = fresh_views.then(|| state.clone());
+/// What one task did, kept in checkpoint metadata under `steps`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct TaskRecord {
+    id: String,
+    node: String,
+    duration_us: u64,
+    wrote: bool,
+    resumed: bool,
+    cached: bool,
+    routed_to: Vec<String>,
+}
 
-    let mut writes = Vec::with_capacity(tasks.len());
-    let mut gotos: Vec<Vec<Goto<S>>> = Vec::with_capacity(tasks.len());
-    let mut own_writes: Vec<Vec<S::Update>> = Vec::new();
-    for (task, out) in tasks.iter().zip(outputs) {
-        let NodeOutput {
-            writes: updates,
-            goto,
-        } = out;
-        let writer = &g.nodes[task.node].name;
-        if fresh_views {
-            own_writes.push(updates.clone());
-        }
-        writes.extend(updates.into_iter().map(|u| Write {
-            writer: writer.clone(),
-            update: u,
-        }));
-        gotos.push(goto);
+/// One superstep's record: the channel versions its tasks read, and the tasks.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StepRecord {
+    step: i64,
+    input_versions: BTreeMap<String, u64>,
+    tasks: Vec<TaskRecord>,
+}
+
+struct Loop<'g, S: GraphState> {
+    g: &'g Graph<S>,
+    config: &'g RunConfig,
+    state: S,
+    versions: Versions,
+    bases: Bases,
+    versions_seen: BTreeMap<String, BTreeMap<String, u64>>,
+    next: Frontier,
+    barriers: Vec<Vec<bool>>,
+    /// Number of the next superstep (the input is step -1 of a fresh thread).
+    step: i64,
+    steps_run: usize,
+    persist: Option<Persist>,
+}
+
+impl<'g, S: GraphState> Loop<'g, S> {
+    async fn start(g: &'g Graph<S>, config: &'g RunConfig) -> Result<Self, RunError> {
+        Self::open(g, config, true).await
     }
-    state
-        .apply_writes(writes)
-        .map_err(|source| RunError::InvalidUpdate {
-            step: Some(step),
-            source,
-        })?;
 
-    for (i, (task, goto)) in tasks.iter().zip(gotos).enumerate() {
-        let node = &g.nodes[task.node];
-        for &t in &node.edges {
-            next.pull(t);
+    async fn open(g: &'g Graph<S>, config: &'g RunConfig, fork: bool) -> Result<Self, RunError> {
+        if config.recursion_limit == 0 {
+            return Err(RunError::ZeroRecursionLimit);
         }
-        for &j in &node.joins {
-            if let Some(pos) = g.joins[j].sources.iter().position(|&s| s == task.node) {
-                barriers[j][pos] = true;
-            }
-        }
-        // A node's own `goto` is emitted before its routers run, so its Sends come first.
-        for target in goto {
-            schedule(g, target, &node.name, next)?;
-        }
-        if !node.branches.is_empty() {
-            let view = match (&pre_step, own_writes.get(i)) {
-                (Some(pre), Some(own)) => {
-                    let mut view = pre.clone();
-                    let own = own
-                        .iter()
-                        .cloned()
-                        .map(|u| Write {
-                            writer: node.name.clone(),
-                            update: u,
-                        })
-                        .collect();
-                    view.apply_writes(own)
-                        .map_err(|source| RunError::InvalidUpdate {
-                            step: Some(step),
-                            source,
-                        })?;
-                    Some(view)
+        let mut lp = Loop {
+            g,
+            config,
+            state: S::default(),
+            versions: vec![0; S::CHANNELS.len()],
+            bases: vec![None; S::CHANNELS.len()],
+            versions_seen: BTreeMap::new(),
+            next: Frontier::new(g.nodes.len()),
+            barriers: g
+                .joins
+                .iter()
+                .map(|j| vec![false; j.sources.len()])
+                .collect(),
+            step: -1,
+            steps_run: 0,
+            persist: None,
+        };
+        let Some(saver) = &g.saver else {
+            return Ok(lp);
+        };
+        let thread = config
+            .thread_id
+            .as_deref()
+            .ok_or(RunError::MissingThreadId)?;
+        let at = persist::config_at(thread, config.checkpoint_id.clone());
+        let tuple = saver.get_tuple(&at).await?;
+        lp.persist = Some(Persist {
+            saver: saver.clone(),
+            thread: thread.to_string(),
+            parent: None,
+            unsaved: ChangeSet::new(),
+            resumed: HashMap::new(),
+            buffered: Vec::new(),
+            background: None,
+            durability: config.durability,
+            dirty: false,
+            history: Vec::new(),
+            last_writers: Vec::new(),
+        });
+        match (tuple, &config.checkpoint_id) {
+            (Some(t), at) => {
+                lp.load(&t, at.is_some()).await?;
+                if at.is_some() && fork {
+                    lp.save(CheckpointSource::Fork).await?;
                 }
-                _ => None,
+            }
+            (None, Some(id)) => {
+                return Err(RunError::UnknownCheckpoint {
+                    thread: thread.to_string(),
+                    id: id.clone(),
+                });
+            }
+            (None, None) => {}
+        }
+        Ok(lp)
+    }
+
+    async fn load(&mut self, t: &CheckpointTuple, fork: bool) -> Result<(), RunError> {
+        let Some(p) = &mut self.persist else {
+            return Ok(());
+        };
+        let restored = persist::restore::<S>(&*p.saver, t).await?;
+        self.state = restored.state;
+        self.versions = restored.versions;
+        self.bases = restored.bases;
+        self.versions_seen = t.checkpoint.versions_seen.clone();
+        self.step = t.metadata.step + 1;
+        p.parent = t.config.checkpoint_id.clone();
+        if let Some(steps) = t.metadata.extra.get(METADATA_STEPS)
+            && let Ok(steps) = serde_json::from_value::<Vec<StepRecord>>(steps.clone())
+            && let Some(last) = steps.last()
+        {
+            p.last_writers = last
+                .tasks
+                .iter()
+                .filter(|r| r.wrote)
+                .map(|r| r.node.clone())
+                .collect();
+        }
+        let id = &t.checkpoint.id;
+        for planned in &t.checkpoint.next {
+            match &planned.payload {
+                None => {
+                    let i = *self.g.index.get(planned.node.as_str()).ok_or_else(|| {
+                        CheckpointError::UnknownNode {
+                            id: id.clone(),
+                            node: planned.node.clone(),
+                        }
+                    })?;
+                    self.next.pull(i);
+                }
+                Some(payload) => {
+                    let (i, payload) =
+                        persist::decode_payload(self.g, id, &planned.node, payload.clone())?;
+                    self.next.push(i, payload);
+                }
+            }
+        }
+        for (j, sources) in &t.checkpoint.barriers {
+            if let Some(join) = self.g.joins.get(*j) {
+                for (pos, &s) in join.sources.iter().enumerate() {
+                    if sources.iter().any(|n| *n == *self.g.nodes[s].name) {
+                        self.barriers[*j][pos] = true;
+                    }
+                }
+            }
+        }
+        if !fork {
+            let failed: Vec<&str> = t
+                .pending_writes
+                .iter()
+                .filter(|w| w.channel == persist::WRITE_ERROR)
+                .map(|w| w.task_id.as_str())
+                .collect();
+            for w in &t.pending_writes {
+                if !failed.contains(&w.task_id.as_str()) {
+                    p.resumed
+                        .entry(w.task_id.clone())
+                        .or_default()
+                        .push(w.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn run(&mut self, input: RunInput<S>) -> Result<RunOutput<S>, RunError> {
+        match input {
+            RunInput::Update(update) => self.apply_input(update).await?,
+            RunInput::Continue => match &self.persist {
+                None => {
+                    return Err(RunError::NothingToContinue {
+                        reason: "the graph has no checkpointer; pass input instead".into(),
+                    });
+                }
+                Some(p) if p.parent.is_none() => {
+                    return Err(RunError::NothingToContinue {
+                        reason: format!("thread `{}` has no checkpoint", p.thread),
+                    });
+                }
+                Some(_) => {}
+            },
+        }
+        loop {
+            let tasks = self.next.take();
+            if tasks.is_empty() {
+                break;
+            }
+            if self.steps_run >= self.config.recursion_limit {
+                self.next.put_back(tasks);
+                if let Some(p) = &mut self.persist {
+                    p.dirty = true;
+                }
+                self.finish().await?;
+                return Err(RunError::RecursionLimit {
+                    limit: self.config.recursion_limit,
+                });
+            }
+            let span = tracing::debug_span!("superstep", step = self.step, tasks = tasks.len());
+            let result = self.superstep(&tasks).instrument(span).await;
+            if let Err(e) = result {
+                if matches!(e, RunError::Node { .. }) {
+                    self.next.put_back(tasks);
+                    if let Some(p) = &mut self.persist
+                        && p.durability == config::Durability::Exit
+                    {
+                        p.dirty = true;
+                    }
+                    self.finish_failed().await?;
+                }
+                return Err(e);
+            }
+            self.step += 1;
+            self.steps_run += 1;
+            if let Some(p) = &mut self.persist {
+                p.dirty = true;
+            }
+            if self
+                .persist
+                .as_ref()
+                .is_some_and(|p| p.durability != config::Durability::Exit)
+            {
+                self.save(CheckpointSource::Loop).await?;
+            }
+        }
+        self.finish().await?;
+        Ok(RunOutput {
+            values: self.state.clone(),
+            steps: self.steps_run,
+            checkpoint: self.persist.as_ref().and_then(|p| {
+                p.parent
+                    .clone()
+                    .map(|id| persist::config_at(&p.thread, Some(id)))
+            }),
+        })
+    }
+
+    async fn apply_input(&mut self, update: S::Update) -> Result<(), RunError> {
+        self.next.clear();
+        let changes = self
+            .state
+            .apply_writes(vec![Write::new(INPUT_WRITER, update)])
+            .map_err(|source| RunError::InvalidUpdate { step: None, source })?;
+        self.record(&changes);
+        for &t in &self.g.start_edges {
+            self.next.pull(t);
+        }
+        for b in &self.g.start_branches {
+            follow_route(self.g, b, &self.state, "START", &mut self.next)?;
+        }
+        if self
+            .persist
+            .as_ref()
+            .is_some_and(|p| p.durability != config::Durability::Exit)
+        {
+            self.save(CheckpointSource::Input).await?;
+        }
+        self.step += 1;
+        Ok(())
+    }
+
+    /// The node that wrote in the last step, if exactly one did.
+    fn last_writer(&self) -> Result<Option<usize>, RunError> {
+        let Some(p) = &self.persist else {
+            return Ok(None);
+        };
+        let mut writers = p.last_writers.clone();
+        writers.sort();
+        writers.dedup();
+        match writers.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(self.g.index.get(one.as_str()).copied()),
+            _ => Err(RunError::AmbiguousUpdate {
+                candidates: writers,
+            }),
+        }
+    }
+
+    /// Applies `update` as written by `writer` (or as input) and plans what follows.
+    fn apply_as(&mut self, writer: Option<usize>, update: S::Update) -> Result<(), RunError> {
+        let g = self.g;
+        let name: Arc<str> = match writer {
+            Some(i) => g.nodes[i].name.clone(),
+            None => Arc::from(INPUT_WRITER),
+        };
+        let changes = self
+            .state
+            .apply_writes(vec![Write::new(name.clone(), update)])
+            .map_err(|source| RunError::InvalidUpdate { step: None, source })?;
+        self.record(&changes);
+        self.next.clear();
+        match writer {
+            None => {
+                for &t in &g.start_edges {
+                    self.next.pull(t);
+                }
+                for b in &g.start_branches {
+                    follow_route(g, b, &self.state, "START", &mut self.next)?;
+                }
+            }
+            Some(i) => {
+                let node = &g.nodes[i];
+                for &t in &node.edges {
+                    self.next.pull(t);
+                }
+                for &j in &node.joins {
+                    if let Some(pos) = g.joins[j].sources.iter().position(|&s| s == i) {
+                        self.barriers[j][pos] = true;
+                    }
+                }
+                for b in &node.branches {
+                    follow_route(g, b, &self.state, &node.name, &mut self.next)?;
+                }
+                for (j, seen) in self.barriers.iter_mut().enumerate() {
+                    if seen.iter().all(|&s| s) {
+                        if let Some(t) = g.joins[j].target {
+                            self.next.pull(t);
+                        }
+                        seen.iter_mut().for_each(|s| *s = false);
+                    }
+                }
+                self.versions_seen.insert(
+                    node.name.to_string(),
+                    persist::version_map::<S>(&self.versions),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, changes: &ChangeSet) {
+        for (index, _) in changes.iter() {
+            self.versions[index] += 1;
+        }
+        if let Some(p) = &mut self.persist {
+            p.unsaved.merge(changes);
+            p.dirty = true;
+        }
+    }
+
+    fn task_id(&self, position: usize, task: &Task) -> String {
+        format!(
+            "{}:{}:{}",
+            self.step, self.g.nodes[task.node].name, position
+        )
+    }
+
+    async fn superstep(&mut self, tasks: &[Task]) -> Result<(), RunError> {
+        let g = self.g;
+        let step = usize::try_from(self.step).unwrap_or(0);
+        let ids: Vec<String> = tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| self.task_id(i, t))
+            .collect();
+
+        // Tasks whose writes were saved before a crash or a sibling's failure are not
+        // run again; their saved writes stand in for them.
+        let mut known: Vec<Option<NodeOutput<S>>> = Vec::with_capacity(tasks.len());
+        if let Some(p) = &mut self.persist {
+            let resumed = std::mem::take(&mut p.resumed);
+            let checkpoint = p.parent.clone().unwrap_or_default();
+            for id in &ids {
+                known.push(match resumed.get(id) {
+                    Some(writes) => {
+                        let writes: Vec<&PendingWrite> = writes.iter().collect();
+                        Some(persist::decode_output(g, &checkpoint, &writes)?)
+                    }
+                    None => None,
+                });
+            }
+        }
+
+        let resumed: Vec<bool> = known.iter().map(Option::is_some).collect();
+        let mut durations = Vec::new();
+        let outputs = match &mut self.persist {
+            Some(p) => {
+                let mut sink = PersistSink { g, ids: &ids, p };
+                tasks::execute(
+                    g,
+                    tasks,
+                    &self.state,
+                    step,
+                    self.config,
+                    known,
+                    Some(&mut sink),
+                    &mut durations,
+                )
+                .await?
+            }
+            None => {
+                tasks::execute(
+                    g,
+                    tasks,
+                    &self.state,
+                    step,
+                    self.config,
+                    known,
+                    None,
+                    &mut durations,
+                )
+                .await?
+            }
+        };
+        let mut history: Option<Vec<TaskRecord>> = self.persist.is_some().then(|| {
+            tasks
+                .iter()
+                .zip(&outputs)
+                .enumerate()
+                .map(|(i, (t, out))| TaskRecord {
+                    id: ids[i].clone(),
+                    node: g.nodes[t.node].name.to_string(),
+                    duration_us: u64::try_from(durations[i].as_micros()).unwrap_or(u64::MAX),
+                    wrote: !out.writes.is_empty(),
+                    resumed: resumed[i],
+                    cached: false,
+                    routed_to: Vec::new(),
+                })
+                .collect()
+        });
+
+        // A router sees the pre-step state plus its own task's writes. With one task
+        // that is the post-step state; otherwise each routing task gets its own view.
+        let fresh_views =
+            tasks.len() > 1 && tasks.iter().any(|t| !g.nodes[t.node].branches.is_empty());
+        let pre_step = fresh_views.then(|| self.state.clone());
+        let seen_before =
+            (self.persist.is_some()).then(|| persist::version_map::<S>(&self.versions));
+
+        let mut writes = Vec::with_capacity(tasks.len());
+        let mut gotos: Vec<Vec<Goto<S>>> = Vec::with_capacity(tasks.len());
+        let mut own_writes: Vec<Vec<S::Update>> = Vec::new();
+        for (task, out) in tasks.iter().zip(outputs) {
+            let NodeOutput {
+                writes: updates,
+                goto,
+            } = out;
+            let writer = &g.nodes[task.node].name;
+            if fresh_views {
+                own_writes.push(updates.clone());
+            }
+            writes.extend(updates.into_iter().map(|u| Write {
+                writer: writer.clone(),
+                update: u,
+            }));
+            gotos.push(goto);
+        }
+        let changes =
+            self.state
+                .apply_writes(writes)
+                .map_err(|source| RunError::InvalidUpdate {
+                    step: Some(step),
+                    source,
+                })?;
+        self.record(&changes);
+        if let Some(seen) = &seen_before {
+            for task in tasks {
+                self.versions_seen
+                    .insert(g.nodes[task.node].name.to_string(), seen.clone());
+            }
+        }
+
+        for (i, (task, goto)) in tasks.iter().zip(gotos).enumerate() {
+            let node = &g.nodes[task.node];
+            for &t in &node.edges {
+                self.next.pull(t);
+            }
+            for &j in &node.joins {
+                if let Some(pos) = g.joins[j].sources.iter().position(|&s| s == task.node) {
+                    self.barriers[j][pos] = true;
+                }
+            }
+            // A node's own `goto` is emitted before its routers run, so its Sends come first.
+            for target in goto {
+                schedule(g, target, &node.name, &mut self.next)?;
+            }
+            if !node.branches.is_empty() {
+                let view = match (&pre_step, own_writes.get(i)) {
+                    (Some(pre), Some(own)) => {
+                        let mut view = pre.clone();
+                        let own = own
+                            .iter()
+                            .cloned()
+                            .map(|u| Write {
+                                writer: node.name.clone(),
+                                update: u,
+                            })
+                            .collect();
+                        view.apply_writes(own)
+                            .map_err(|source| RunError::InvalidUpdate {
+                                step: Some(step),
+                                source,
+                            })?;
+                        Some(view)
+                    }
+                    _ => None,
+                };
+                for b in &node.branches {
+                    let chosen = follow_route(
+                        g,
+                        b,
+                        view.as_ref().unwrap_or(&self.state),
+                        &node.name,
+                        &mut self.next,
+                    )?;
+                    if let Some(record) = history.as_mut().and_then(|h| h.get_mut(i)) {
+                        record.routed_to.extend(chosen);
+                    }
+                }
+            }
+        }
+        for (j, seen) in self.barriers.iter_mut().enumerate() {
+            if seen.iter().all(|&s| s) {
+                if let Some(t) = g.joins[j].target {
+                    self.next.pull(t);
+                }
+                seen.iter_mut().for_each(|s| *s = false);
+            }
+        }
+        if let (Some(p), Some(history), Some(seen)) = (&mut self.persist, history, seen_before) {
+            p.last_writers = history
+                .iter()
+                .filter(|r| r.wrote)
+                .map(|r| r.node.clone())
+                .collect();
+            p.history.push(StepRecord {
+                step: self.step,
+                input_versions: seen,
+                tasks: history,
+            });
+        }
+        Ok(())
+    }
+
+    fn planned(&self) -> Result<Vec<PlannedTask>, RunError> {
+        self.next
+            .planned()
+            .into_iter()
+            .map(|(node, payload)| {
+                let name = self.g.nodes[node].name.clone();
+                let payload = match payload {
+                    Some(p) => {
+                        let send = crate::send::Send::<S>::from_parts(name.clone(), p);
+                        Some(persist::encode_payload(self.g, &send)?)
+                    }
+                    None => None,
+                };
+                Ok(PlannedTask {
+                    node: name.to_string(),
+                    payload,
+                })
+            })
+            .collect()
+    }
+
+    fn barrier_map(&self) -> BTreeMap<usize, Vec<String>> {
+        self.barriers
+            .iter()
+            .enumerate()
+            .filter(|(_, seen)| seen.iter().any(|&s| s))
+            .map(|(j, seen)| {
+                let names = self.g.joins[j]
+                    .sources
+                    .iter()
+                    .zip(seen)
+                    .filter(|(_, s)| **s)
+                    .map(|(&n, _)| self.g.nodes[n].name.to_string())
+                    .collect();
+                (j, names)
+            })
+            .collect()
+    }
+
+    /// Writes a checkpoint of the current state and frontier.
+    async fn save(&mut self, source: CheckpointSource) -> Result<(), RunError> {
+        let next = self.planned()?;
+        let barriers = self.barrier_map();
+        let Some(p) = &mut self.persist else {
+            return Ok(());
+        };
+        let id = new_checkpoint_id();
+        p.dirty = false;
+        let changes = std::mem::take(&mut p.unsaved);
+        let values =
+            persist::stored_values(&self.state, &changes, &self.versions, &mut self.bases, &id)?;
+        let updated = changes
+            .iter()
+            .map(|(i, _)| S::CHANNELS[i].name.to_string())
+            .collect();
+        let checkpoint = Checkpoint {
+            v: CHECKPOINT_FORMAT,
+            id: id.clone(),
+            ts: crate::checkpoint::now_rfc3339(),
+            channel_values: values,
+            channel_versions: persist::version_map::<S>(&self.versions),
+            versions_seen: self.versions_seen.clone(),
+            updated_channels: updated,
+            channel_bases: persist::base_map::<S>(&self.bases),
+            next,
+            barriers,
+            schema_version: S::SCHEMA_VERSION.to_string(),
+        };
+        // A loop checkpoint records the step that just ran; the others the step they
+        // stand for (the input of a fresh thread is step -1).
+        let step = match source {
+            CheckpointSource::Loop => self.step - 1,
+            _ => self.step,
+        };
+        let mut metadata = CheckpointMetadata::new(source, step);
+        let history = std::mem::take(&mut p.history);
+        if !history.is_empty() {
+            let steps = serde_json::to_value(&history).map_err(|e| {
+                RunError::Checkpoint(CheckpointError::Corrupt {
+                    what: format!("run history of checkpoint {id}"),
+                    source: e,
+                })
+            })?;
+            metadata.extra.insert(METADATA_STEPS.to_string(), steps);
+        }
+        if let Some(parent) = &p.parent {
+            metadata.parents.insert(String::new(), parent.clone());
+        }
+        let parent = persist::config_at(&p.thread, p.parent.replace(id));
+        if p.durability == config::Durability::Async {
+            let saver = p.saver.clone();
+            let previous = p.background.take();
+            p.background = Some(tokio::spawn(async move {
+                if let Some(previous) = previous {
+                    join_background(previous).await?;
+                }
+                saver.put(&parent, checkpoint, metadata).await.map(|_| ())
+            }));
+        } else {
+            p.saver.put(&parent, checkpoint, metadata).await?;
+        }
+        if source == CheckpointSource::Fork {
+            self.step += 1;
+        }
+        Ok(())
+    }
+
+    /// At the end of a run (or at its limit): the last checkpoint is saved, and
+    /// background saves are awaited.
+    async fn finish(&mut self) -> Result<(), RunError> {
+        let Some(p) = &mut self.persist else {
+            return Ok(());
+        };
+        if p.durability == config::Durability::Exit && p.dirty {
+            self.save(CheckpointSource::Loop).await?;
+        }
+        if let Some(p) = &mut self.persist
+            && let Some(background) = p.background.take()
+        {
+            join_background(background).await?;
+        }
+        Ok(())
+    }
+
+    /// After a node failed: with `Exit` durability, the checkpoint and the finished
+    /// siblings' writes are saved now.
+    async fn finish_failed(&mut self) -> Result<(), RunError> {
+        self.finish().await?;
+        if let Some(p) = &mut self.persist
+            && !p.buffered.is_empty()
+        {
+            let at = persist::config_at(&p.thread, p.parent.clone());
+            let writes = std::mem::take(&mut p.buffered);
+            p.saver.put_writes(&at, writes).await?;
+        }
+        Ok(())
+    }
+}
+
+async fn join_background(
+    handle: tokio::task::JoinHandle<Result<(), CheckpointError>>,
+) -> Result<(), CheckpointError> {
+    handle.await.map_err(|e| CheckpointError::Storage {
+        saver: "runtime",
+        operation: "background checkpoint save",
+        source: Box::new(e),
+    })?
+}
+
+/// Saves each finished task's writes as pending writes of the current checkpoint.
+struct PersistSink<'a, S: GraphState> {
+    g: &'a Graph<S>,
+    ids: &'a [String],
+    p: &'a mut Persist,
+}
+
+impl<S: GraphState> PersistSink<'_, S> {
+    async fn save(&mut self, writes: Vec<PendingWrite>) -> Result<(), RunError> {
+        if self.p.durability == config::Durability::Exit || self.p.parent.is_none() {
+            self.p.buffered.extend(writes);
+            return Ok(());
+        }
+        let at = persist::config_at(&self.p.thread, self.p.parent.clone());
+        self.p.saver.put_writes(&at, writes).await?;
+        Ok(())
+    }
+}
+
+impl<S: GraphState> TaskSink<S> for PersistSink<'_, S> {
+    fn done<'a>(
+        &'a mut self,
+        task: usize,
+        output: &'a NodeOutput<S>,
+    ) -> BoxFuture<'a, Result<(), RunError>> {
+        Box::pin(async move {
+            let id = self.ids.get(task).cloned().unwrap_or_default();
+            let writes = persist::encode_output(self.g, &id, output)?;
+            self.save(writes).await
+        })
+    }
+
+    fn failed<'a>(
+        &'a mut self,
+        task: usize,
+        error: &'a NodeError,
+    ) -> BoxFuture<'a, Result<(), RunError>> {
+        Box::pin(async move {
+            let id = self.ids.get(task).cloned().unwrap_or_default();
+            let write = PendingWrite {
+                task_id: id,
+                idx: 0,
+                channel: persist::WRITE_ERROR.to_string(),
+                value: serde_json::Value::String(error.to_string()),
             };
-            for b in &node.branches {
-                follow_route(g, b, view.as_ref().unwrap_or(state), &node.name, next)?;
-            }
-        }
+            self.save(vec![write]).await
+        })
     }
-    for (j, seen) in barriers.iter_mut().enumerate() {
-        if seen.iter().all(|&s| s) {
-            if let Some(t) = g.joins[j].target {
-                next.pull(t);
-            }
-            seen.iter_mut().for_each(|s| *s = false);
-        }
-    }
-    Ok(())
 }
 
 fn lookup<S: GraphState>(g: &Graph<S>, name: &Arc<str>, from: &str) -> Result<usize, RunError> {
@@ -252,8 +944,9 @@ fn follow_route<S: GraphState>(
     view: &S,
     from: &str,
     next: &mut Frontier,
-) -> Result<(), RunError> {
+) -> Result<Vec<String>, RunError> {
     let route = (branch.router)(view);
+    let mut chosen = Vec::with_capacity(route.gotos.len());
     for goto in route.gotos {
         let declared = match &goto {
             Goto::End => branch.declares_end,
@@ -273,7 +966,8 @@ fn follow_route<S: GraphState>(
                 declared: branch.declared_names.clone(),
             });
         }
+        chosen.push(goto.endpoint().to_string());
         schedule(g, goto, from, next)?;
     }
-    Ok(())
+    Ok(chosen)
 }

@@ -1,0 +1,322 @@
+//! Turning a run's in-memory state into checkpoints and pending writes, and back.
+//!
+//! Channel values are stored per version: a whole value, or for delta channels the
+//! items appended since the previous stored version. A delta channel stores a whole
+//! value again once its length has doubled since its last whole value, so stored
+//! bytes stay within about twice the data and a restore reads a bounded range.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::RunError;
+use crate::checkpoint::{
+    CHECKPOINT_FORMAT, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple,
+    PendingWrite, StoredValue,
+};
+use crate::compile::Graph;
+use crate::node::{Goto, NodeOutput};
+use crate::send::Send;
+use crate::state::{Change, ChangeSet, GraphState, Persistence};
+
+/// Channel `version` of the channel at `index`, 0 when never written.
+pub(crate) type Versions = Vec<u64>;
+
+/// Per delta channel: the version and length of its last whole stored value.
+pub(crate) type Bases = Vec<Option<(u64, usize)>>;
+
+pub(crate) const WRITE_UPDATE: &str = "update";
+pub(crate) const WRITE_GOTO: &str = "goto";
+pub(crate) const WRITE_SEND: &str = "send";
+pub(crate) const WRITE_ERROR: &str = "__error__";
+
+fn channel_err(id: &str) -> impl Fn(crate::state::CodecError) -> RunError + '_ {
+    move |source| {
+        RunError::Checkpoint(CheckpointError::Channel {
+            id: id.to_string(),
+            source,
+        })
+    }
+}
+
+/// The values this checkpoint stores: the channels changed since the last one.
+pub(crate) fn stored_values<S: GraphState>(
+    state: &S,
+    changes: &ChangeSet,
+    versions: &Versions,
+    bases: &mut Bases,
+    id: &str,
+) -> Result<BTreeMap<String, StoredValue>, RunError> {
+    let mut out = BTreeMap::new();
+    for (index, change) in changes.iter() {
+        let info = &S::CHANNELS[index];
+        if info.persistence == Persistence::Untracked {
+            continue;
+        }
+        let version = versions[index];
+        let stored = if info.delta {
+            let len = state.channel_len(index).unwrap_or(0);
+            match (change, bases[index]) {
+                (Change::Appended { from }, Some((_, base_len))) if len < 2 * base_len.max(1) => {
+                    StoredValue::Append(
+                        state
+                            .encode_channel_since(index, from)
+                            .map_err(channel_err(id))?,
+                    )
+                }
+                _ => {
+                    bases[index] = Some((version, len));
+                    full(state, index, id)?
+                }
+            }
+        } else {
+            full(state, index, id)?
+        };
+        out.insert(info.name.to_string(), stored);
+    }
+    Ok(out)
+}
+
+fn full<S: GraphState>(state: &S, index: usize, id: &str) -> Result<StoredValue, RunError> {
+    let value = state.encode_channel(index).map_err(channel_err(id))?;
+    Ok(StoredValue::Full(value.unwrap_or(Value::Null)))
+}
+
+pub(crate) fn version_map<S: GraphState>(versions: &Versions) -> BTreeMap<String, u64> {
+    S::CHANNELS
+        .iter()
+        .zip(versions)
+        .filter(|(_, v)| **v > 0)
+        .map(|(c, v)| (c.name.to_string(), *v))
+        .collect()
+}
+
+pub(crate) fn base_map<S: GraphState>(bases: &Bases) -> BTreeMap<String, u64> {
+    S::CHANNELS
+        .iter()
+        .zip(bases)
+        .filter_map(|(c, b)| b.map(|(v, _)| (c.name.to_string(), v)))
+        .collect()
+}
+
+/// The state, versions and bases a checkpoint describes.
+pub(crate) struct Restored<S> {
+    pub(crate) state: S,
+    pub(crate) versions: Versions,
+    pub(crate) bases: Bases,
+}
+
+pub(crate) async fn restore<S: GraphState>(
+    saver: &dyn CheckpointSaver,
+    tuple: &CheckpointTuple,
+) -> Result<Restored<S>, CheckpointError> {
+    let cp = &tuple.checkpoint;
+    if cp.v > CHECKPOINT_FORMAT {
+        return Err(CheckpointError::UnsupportedFormat {
+            id: cp.id.clone(),
+            found: cp.v,
+            supported: CHECKPOINT_FORMAT,
+        });
+    }
+    if cp.schema_version != S::SCHEMA_VERSION {
+        return Err(CheckpointError::SchemaMismatch {
+            id: cp.id.clone(),
+            stored: cp.schema_version.clone(),
+            expected: S::SCHEMA_VERSION.to_string(),
+        });
+    }
+    let mut state = S::default();
+    let mut versions = vec![0; S::CHANNELS.len()];
+    let mut bases: Bases = vec![None; S::CHANNELS.len()];
+    for info in S::CHANNELS {
+        let Some(&version) = cp.channel_versions.get(info.name) else {
+            continue;
+        };
+        versions[info.index] = version;
+        if info.persistence == Persistence::Untracked {
+            continue;
+        }
+        let base = cp.channel_bases.get(info.name).copied().unwrap_or(version);
+        let history = saver
+            .channel_history(&tuple.config, info.name, base.min(version), version)
+            .await?;
+        let missing = |v: u64| CheckpointError::MissingValue {
+            id: cp.id.clone(),
+            channel: info.name.to_string(),
+            version: v,
+        };
+        match history.first() {
+            Some((_, StoredValue::Full(_))) => {}
+            _ => return Err(missing(base)),
+        }
+        if history.last().map(|(v, _)| *v) != Some(version) {
+            return Err(missing(version));
+        }
+        let decode_err = |source| CheckpointError::Channel {
+            id: cp.id.clone(),
+            source,
+        };
+        for (v, stored) in history {
+            match stored {
+                StoredValue::Full(value) => {
+                    state
+                        .decode_channel(info.index, value)
+                        .map_err(decode_err)?;
+                    if info.delta {
+                        bases[info.index] = Some((v, state.channel_len(info.index).unwrap_or(0)));
+                    }
+                }
+                StoredValue::Append(items) => {
+                    state
+                        .extend_channel(info.index, items)
+                        .map_err(decode_err)?;
+                }
+            }
+        }
+    }
+    Ok(Restored {
+        state,
+        versions,
+        bases,
+    })
+}
+
+/// Encodes a finished task's output as pending writes.
+pub(crate) fn encode_output<S: GraphState>(
+    g: &Graph<S>,
+    task_id: &str,
+    out: &NodeOutput<S>,
+) -> Result<Vec<PendingWrite>, RunError> {
+    let mut writes = Vec::new();
+    let mut push = |channel: &str, value: Value| {
+        writes.push(PendingWrite {
+            task_id: task_id.to_string(),
+            idx: u32::try_from(writes.len()).unwrap_or(u32::MAX),
+            channel: channel.to_string(),
+            value,
+        });
+    };
+    for update in &out.writes {
+        let value = S::encode_update(update).map_err(channel_err(task_id))?;
+        push(WRITE_UPDATE, value);
+    }
+    for goto in &out.goto {
+        match goto {
+            Goto::End => {}
+            Goto::Node(name) => push(WRITE_GOTO, json!(&**name)),
+            Goto::Send(send) => {
+                let payload = encode_payload(g, send)?;
+                push(
+                    WRITE_SEND,
+                    json!({ "node": &*send.node, "payload": payload }),
+                );
+            }
+        }
+    }
+    Ok(writes)
+}
+
+pub(crate) fn encode_payload<S: GraphState>(
+    g: &Graph<S>,
+    send: &Send<S>,
+) -> Result<Value, RunError> {
+    let node = send.node.to_string();
+    let codec = g
+        .index
+        .get(&send.node)
+        .and_then(|&i| g.nodes[i].payload_codec)
+        .ok_or_else(|| {
+            RunError::Checkpoint(CheckpointError::Payload {
+                node: node.clone(),
+                reason: "its payload type does not implement `Serialize` and `Deserialize`, so it cannot be checkpointed".into(),
+            })
+        })?;
+    match (codec.encode)(&*send.payload) {
+        Some(Ok(v)) => Ok(v),
+        Some(Err(e)) => Err(RunError::Checkpoint(CheckpointError::Payload {
+            node,
+            reason: e.to_string(),
+        })),
+        None => Err(RunError::Checkpoint(CheckpointError::Payload {
+            node,
+            reason: "the payload is not of the node's input type".into(),
+        })),
+    }
+}
+
+pub(crate) fn decode_payload<S: GraphState>(
+    g: &Graph<S>,
+    id: &str,
+    node: &str,
+    payload: Value,
+) -> Result<(usize, Arc<dyn std::any::Any + std::marker::Send + Sync>), CheckpointError> {
+    let index = *g
+        .index
+        .get(node)
+        .ok_or_else(|| CheckpointError::UnknownNode {
+            id: id.to_string(),
+            node: node.to_string(),
+        })?;
+    let codec = g.nodes[index]
+        .payload_codec
+        .ok_or_else(|| CheckpointError::Payload {
+            node: node.to_string(),
+            reason: "the node's input type cannot be decoded from a checkpoint".into(),
+        })?;
+    let decoded = (codec.decode)(payload).map_err(|e| CheckpointError::Payload {
+        node: node.to_string(),
+        reason: e.to_string(),
+    })?;
+    Ok((index, decoded))
+}
+
+/// Rebuilds a task's output from its saved writes.
+pub(crate) fn decode_output<S: GraphState>(
+    g: &Graph<S>,
+    id: &str,
+    writes: &[&PendingWrite],
+) -> Result<NodeOutput<S>, CheckpointError> {
+    let mut out = NodeOutput::empty();
+    for w in writes {
+        match w.channel.as_str() {
+            WRITE_UPDATE => {
+                out.writes
+                    .push(S::decode_update(w.value.clone()).map_err(|source| {
+                        CheckpointError::Channel {
+                            id: id.to_string(),
+                            source,
+                        }
+                    })?)
+            }
+            WRITE_GOTO => {
+                let name = w.value.as_str().unwrap_or_default();
+                out.goto.push(Goto::Node(Arc::from(name)));
+            }
+            WRITE_SEND => {
+                let node = w
+                    .value
+                    .get("node")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let payload = w.value.get("payload").cloned().unwrap_or(Value::Null);
+                let (index, payload) = decode_payload(g, id, node, payload)?;
+                out.goto.push(Goto::Send(Send::from_parts(
+                    g.nodes[index].name.clone(),
+                    payload,
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// The config naming `thread`'s checkpoint `id`.
+pub(crate) fn config_at(thread: &str, id: Option<String>) -> CheckpointConfig {
+    CheckpointConfig {
+        thread_id: thread.to_string(),
+        checkpoint_ns: String::new(),
+        checkpoint_id: id,
+    }
+}
