@@ -146,12 +146,20 @@ pub(crate) struct Graph<S: GraphState> {
     pub(crate) joins: Vec<Join>,
     pub(crate) topology: Topology,
     pub(crate) saver: Option<Arc<dyn CheckpointSaver>>,
+    pub(crate) migrations: HashMap<String, Migration>,
 }
+
+/// Maps the channel values of a checkpoint written under an older schema (by channel
+/// name, as JSON) to the current state's channels.
+pub type Migration = Arc<
+    dyn Fn(&mut serde_json::Map<String, serde_json::Value>) -> Result<(), String> + Send + Sync,
+>;
 
 /// Options of [`StateGraph::compile_with`].
 #[derive(Clone, Default)]
 pub struct CompileOptions {
     pub(crate) saver: Option<Arc<dyn CheckpointSaver>>,
+    pub(crate) migrations: HashMap<String, Migration>,
 }
 
 impl CompileOptions {
@@ -167,6 +175,24 @@ impl CompileOptions {
         self
     }
 
+    /// Loads checkpoints written under schema version `from` (an older
+    /// `GraphState::SCHEMA_VERSION`) by passing their channel values, by name and as
+    /// JSON, through `migrate`, which edits them into the current shape (rename, add,
+    /// drop, convert). The first checkpoint saved afterwards stores every channel
+    /// whole under the current schema; older checkpoints stay as they were.
+    #[must_use]
+    pub fn migration(
+        mut self,
+        from: impl Into<String>,
+        migrate: impl Fn(&mut serde_json::Map<String, serde_json::Value>) -> Result<(), String>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.migrations.insert(from.into(), Arc::new(migrate));
+        self
+    }
+
     /// As [`CompileOptions::checkpointer`], sharing a saver already behind an `Arc`.
     #[must_use]
     pub fn shared_checkpointer(mut self, saver: Arc<dyn CheckpointSaver>) -> Self {
@@ -179,6 +205,7 @@ impl fmt::Debug for CompileOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CompileOptions")
             .field("checkpointer", &self.saver.is_some())
+            .field("migrations", &self.migrations.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -425,6 +452,7 @@ pub(crate) fn compile<S: GraphState>(
             joins,
             topology,
             saver: options.saver,
+            migrations: options.migrations,
         }),
     })
 }

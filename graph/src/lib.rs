@@ -25,7 +25,7 @@ pub use stategraph_macros::GraphState;
 pub use stategraph_macros::node;
 
 pub use builder::{Endpoint, IntoDeclared, IntoSources, IntoTarget, StateGraph};
-pub use compile::{BuildError, BuildProblem, CompileOptions, CompiledGraph};
+pub use compile::{BuildError, BuildProblem, CompileOptions, CompiledGraph, Migration};
 pub use node::{
     BoxFuture, Command, END, End, Goto, IntoGoto, Node, NodeContext, NodeDef, NodeError, NodeFn,
     NodeHandle, NodeOutput, NodeRef, NodeResult, NodeReturn, Route, START, Start,

@@ -53,7 +53,7 @@ pub enum CheckpointError {
     },
     /// A checkpoint written by another schema version of the state, and no migration.
     #[error(
-        "checkpoint {id} was written by state schema {stored}, but the state's schema is now {expected}; register a migration with `CompiledGraph::with_migration` to load it"
+        "checkpoint {id} was written by state schema {stored}, but the state's schema is now {expected}; register one with `CompileOptions::migration` to load it"
     )]
     SchemaMismatch {
         /// The checkpoint.
@@ -62,6 +62,16 @@ pub enum CheckpointError {
         stored: String,
         /// The current `GraphState::SCHEMA_VERSION`.
         expected: String,
+    },
+    /// A registered migration rejected a checkpoint.
+    #[error("checkpoint {id} (schema {from}) could not be migrated: {reason}")]
+    Migration {
+        /// The checkpoint.
+        id: String,
+        /// Its schema version.
+        from: String,
+        /// The migration's reason.
+        reason: String,
     },
     /// A channel value did not decode.
     #[error("checkpoint {id}: {source}")]

@@ -270,10 +270,19 @@ impl<'g, S: GraphState> Loop<'g, S> {
         let Some(p) = &mut self.persist else {
             return Ok(());
         };
-        let restored = persist::restore::<S>(&*p.saver, t).await?;
+        let restored = persist::restore::<S>(&*p.saver, t, &self.g.migrations).await?;
         self.state = restored.state;
         self.versions = restored.versions;
         self.bases = restored.bases;
+        if restored.migrated {
+            // Old blobs keep serving old checkpoints; the migrated values are stored
+            // whole at new versions by the next checkpoint.
+            for info in S::CHANNELS {
+                self.versions[info.index] += 1;
+                p.unsaved.record(info.index, crate::state::Change::Replaced);
+            }
+            p.dirty = true;
+        }
         self.versions_seen = t.checkpoint.versions_seen.clone();
         self.step = t.metadata.step + 1;
         p.parent = t.config.checkpoint_id.clone();

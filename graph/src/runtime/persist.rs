@@ -105,11 +105,95 @@ pub(crate) struct Restored<S> {
     pub(crate) state: S,
     pub(crate) versions: Versions,
     pub(crate) bases: Bases,
+    /// Whether the checkpoint was written under an older schema and migrated.
+    pub(crate) migrated: bool,
+}
+
+/// Folds a channel's stored versions into its JSON value.
+async fn channel_json(
+    saver: &dyn CheckpointSaver,
+    tuple: &CheckpointTuple,
+    channel: &str,
+    version: u64,
+) -> Result<Value, CheckpointError> {
+    let cp = &tuple.checkpoint;
+    let base = cp.channel_bases.get(channel).copied().unwrap_or(version);
+    let history = saver
+        .channel_history(&tuple.config, channel, base.min(version), version)
+        .await?;
+    let missing = |v: u64| CheckpointError::MissingValue {
+        id: cp.id.clone(),
+        channel: channel.to_string(),
+        version: v,
+    };
+    if history.last().map(|(v, _)| *v) != Some(version) {
+        return Err(missing(version));
+    }
+    let mut value: Option<Value> = None;
+    for (v, stored) in history {
+        match (stored, &mut value) {
+            (StoredValue::Full(full), _) => value = Some(full),
+            (StoredValue::Append(Value::Array(items)), Some(Value::Array(current))) => {
+                current.extend(items)
+            }
+            _ => return Err(missing(v)),
+        }
+    }
+    value.ok_or_else(|| missing(base))
+}
+
+/// Restores through a registered migration: every stored channel as JSON, edited by
+/// the migration, then decoded into the current state.
+async fn restore_migrated<S: GraphState>(
+    saver: &dyn CheckpointSaver,
+    tuple: &CheckpointTuple,
+    migration: &crate::compile::Migration,
+) -> Result<Restored<S>, CheckpointError> {
+    let cp = &tuple.checkpoint;
+    let mut values = serde_json::Map::new();
+    for (channel, &version) in &cp.channel_versions {
+        match channel_json(saver, tuple, channel, version).await {
+            Ok(v) => {
+                values.insert(channel.clone(), v);
+            }
+            // Untracked channels of the old schema have versions but no values.
+            Err(CheckpointError::MissingValue { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    migration(&mut values).map_err(|reason| CheckpointError::Migration {
+        id: cp.id.clone(),
+        from: cp.schema_version.clone(),
+        reason,
+    })?;
+    let mut state = S::default();
+    let mut versions = vec![0; S::CHANNELS.len()];
+    for info in S::CHANNELS {
+        versions[info.index] = cp.channel_versions.get(info.name).copied().unwrap_or(0);
+        if info.persistence == Persistence::Untracked {
+            continue;
+        }
+        if let Some(value) = values.remove(info.name) {
+            state
+                .decode_channel(info.index, value)
+                .map_err(|source| CheckpointError::Channel {
+                    id: cp.id.clone(),
+                    source,
+                })?;
+        }
+    }
+    Ok(Restored {
+        state,
+        versions,
+        bases: vec![None; S::CHANNELS.len()],
+        migrated: true,
+    })
 }
 
 pub(crate) async fn restore<S: GraphState>(
     saver: &dyn CheckpointSaver,
     tuple: &CheckpointTuple,
+    migrations: &std::collections::HashMap<String, crate::compile::Migration>,
 ) -> Result<Restored<S>, CheckpointError> {
     let cp = &tuple.checkpoint;
     if cp.v > CHECKPOINT_FORMAT {
@@ -120,11 +204,14 @@ pub(crate) async fn restore<S: GraphState>(
         });
     }
     if cp.schema_version != S::SCHEMA_VERSION {
-        return Err(CheckpointError::SchemaMismatch {
-            id: cp.id.clone(),
-            stored: cp.schema_version.clone(),
-            expected: S::SCHEMA_VERSION.to_string(),
-        });
+        return match migrations.get(&cp.schema_version) {
+            Some(migration) => restore_migrated(saver, tuple, migration).await,
+            None => Err(CheckpointError::SchemaMismatch {
+                id: cp.id.clone(),
+                stored: cp.schema_version.clone(),
+                expected: S::SCHEMA_VERSION.to_string(),
+            }),
+        };
     }
     let mut state = S::default();
     let mut versions = vec![0; S::CHANNELS.len()];
@@ -179,6 +266,7 @@ pub(crate) async fn restore<S: GraphState>(
         state,
         versions,
         bases,
+        migrated: false,
     })
 }
 

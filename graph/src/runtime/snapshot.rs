@@ -71,7 +71,9 @@ impl<S: GraphState> CompiledGraph<S> {
         let (saver, _) =
             self.saver_for(&RunConfig::new().thread(tuple.config.thread_id.as_str()))?;
         let g = &*self.graph;
-        let mut values = persist::restore::<S>(saver, &tuple).await?.state;
+        let mut values = persist::restore::<S>(saver, &tuple, &g.migrations)
+            .await?
+            .state;
         let step = tuple.metadata.step + 1;
         let mut tasks = Vec::new();
         let mut writes = Vec::new();
