@@ -86,6 +86,14 @@ pub enum BuildProblem {
     /// `START` inside a join.
     #[error("a join cannot wait for START: join sources must be nodes")]
     StartInJoin,
+    /// A breakpoint names a node that was never added.
+    #[error("interrupt {when} `{name}`, which is not a node of this graph")]
+    UnknownInterruptNode {
+        /// `before` or `after`.
+        when: &'static str,
+        /// The name.
+        name: String,
+    },
     /// A retry policy for a node that was never added.
     #[error("retry policy for `{name}`, which is not a node of this graph")]
     UnknownRetryNode {
@@ -147,6 +155,9 @@ pub(crate) struct Graph<S: GraphState> {
     pub(crate) topology: Topology,
     pub(crate) saver: Option<Arc<dyn CheckpointSaver>>,
     pub(crate) migrations: HashMap<String, Migration>,
+    /// Static breakpoints (node indices).
+    pub(crate) interrupt_before: Vec<usize>,
+    pub(crate) interrupt_after: Vec<usize>,
 }
 
 /// Maps the channel values of a checkpoint written under an older schema (by channel
@@ -160,6 +171,8 @@ pub type Migration = Arc<
 pub struct CompileOptions {
     pub(crate) saver: Option<Arc<dyn CheckpointSaver>>,
     pub(crate) migrations: HashMap<String, Migration>,
+    pub(crate) interrupt_before: Vec<Arc<str>>,
+    pub(crate) interrupt_after: Vec<Arc<str>>,
 }
 
 impl CompileOptions {
@@ -190,6 +203,29 @@ impl CompileOptions {
         + 'static,
     ) -> Self {
         self.migrations.insert(from.into(), Arc::new(migrate));
+        self
+    }
+
+    /// Pauses every run before these nodes run (static breakpoints); continue with
+    /// `invoke(None, ..)` or a resume.
+    #[must_use]
+    pub fn interrupt_before<N: crate::node::NamedNode>(
+        mut self,
+        nodes: impl IntoIterator<Item = N>,
+    ) -> Self {
+        self.interrupt_before
+            .extend(nodes.into_iter().map(|n| n.name_of()));
+        self
+    }
+
+    /// Pauses every run after these nodes ran.
+    #[must_use]
+    pub fn interrupt_after<N: crate::node::NamedNode>(
+        mut self,
+        nodes: impl IntoIterator<Item = N>,
+    ) -> Self {
+        self.interrupt_after
+            .extend(nodes.into_iter().map(|n| n.name_of()));
         self
     }
 
@@ -428,6 +464,23 @@ pub(crate) fn compile<S: GraphState>(
     }
     start_edges.sort_unstable();
     start_edges.dedup();
+    let mut breakpoints = |names: &[Arc<str>], when: &'static str| -> Vec<usize> {
+        names
+            .iter()
+            .filter_map(|n| match index.get(n) {
+                Some(&i) => Some(i),
+                None => {
+                    problems.push(BuildProblem::UnknownInterruptNode {
+                        when,
+                        name: n.to_string(),
+                    });
+                    None
+                }
+            })
+            .collect()
+    };
+    let interrupt_before = breakpoints(&options.interrupt_before, "before");
+    let interrupt_after = breakpoints(&options.interrupt_after, "after");
     if start_edges.is_empty() && start_branches.is_empty() {
         problems.insert(0, BuildProblem::NoEntry);
     }
@@ -453,6 +506,8 @@ pub(crate) fn compile<S: GraphState>(
             topology,
             saver: options.saver,
             migrations: options.migrations,
+            interrupt_before,
+            interrupt_after,
         }),
     })
 }

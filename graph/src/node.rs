@@ -169,13 +169,75 @@ pub fn update_output<S: GraphState>(update: S::Update) -> NodeResult<S> {
     })
 }
 
+/// A pause requested by a node through [`NodeContext::interrupt`]: the run stops
+/// after the step's other tasks finish and reports it; resuming with
+/// `Command::resume(..)` re-runs the node, and the same `interrupt` call then returns
+/// the resume value.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Interrupt {
+    /// Stable for the checkpoint it was raised on; a fork raises it again with a new id.
+    pub id: String,
+    /// The node that asked.
+    pub node: String,
+    /// What it asked with (`null` for a static breakpoint).
+    pub value: serde_json::Value,
+}
+
+impl fmt::Display for Interrupt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "node `{}` is waiting for input (interrupt {})",
+            self.node, self.id
+        )
+    }
+}
+
+impl std::error::Error for Interrupt {}
+
+impl NodeError {
+    /// The interrupt this error carries, if the node paused rather than failed.
+    pub fn as_interrupt(&self) -> Option<&Interrupt> {
+        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&*self.inner);
+        while let Some(e) = current {
+            if let Some(i) = e.downcast_ref::<Interrupt>() {
+                return Some(i);
+            }
+            current = e.source();
+        }
+        None
+    }
+}
+
 /// What a node receives when it runs.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct NodeContext {
     pub(crate) node: Arc<str>,
     pub(crate) step: usize,
     pub(crate) attempt: u32,
     pub(crate) thread_id: Option<Arc<str>>,
+    /// Identifies the task within its checkpoint (interrupt ids derive from it).
+    pub(crate) task_key: Arc<str>,
+    /// Resume values for this task's `interrupt` calls, in call order.
+    pub(crate) resume: Arc<[serde_json::Value]>,
+    pub(crate) interrupts_called: std::sync::atomic::AtomicUsize,
+}
+
+impl Clone for NodeContext {
+    fn clone(&self) -> Self {
+        Self {
+            node: self.node.clone(),
+            step: self.step,
+            attempt: self.attempt,
+            thread_id: self.thread_id.clone(),
+            task_key: self.task_key.clone(),
+            resume: self.resume.clone(),
+            interrupts_called: std::sync::atomic::AtomicUsize::new(
+                self.interrupts_called
+                    .load(std::sync::atomic::Ordering::Relaxed),
+            ),
+        }
+    }
 }
 
 impl NodeContext {
@@ -198,6 +260,56 @@ impl NodeContext {
     pub fn thread_id(&self) -> Option<&str> {
         self.thread_id.as_deref()
     }
+
+    /// Pauses the run for outside input (human in the loop).
+    ///
+    /// The n-th call in a run of this task returns the n-th resume value given with
+    /// `Command::resume(..)`, decoded as `R`. Without one, it returns an error carrying
+    /// an [`Interrupt`] with `value`: propagate it with `?`, and the run stops after the
+    /// step's other tasks finish. On resume the node runs again from its start, so code
+    /// before the call runs again; earlier calls return their earlier answers.
+    ///
+    /// Needs a checkpointer (the run fails clearly without one). Interrupts are never
+    /// retried by a retry policy.
+    ///
+    /// # Errors
+    /// The interrupt (to propagate), or a resume value that does not decode as `R`, or
+    /// a `value` that does not serialize.
+    pub fn interrupt<T: serde::Serialize, R: serde::de::DeserializeOwned>(
+        &self,
+        value: T,
+    ) -> Result<R, NodeError> {
+        let n = self
+            .interrupts_called
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some(answer) = self.resume.get(n) {
+            return serde_json::from_value(answer.clone()).map_err(|e| {
+                NodeError::msg(format!(
+                    "resume value {n} for node `{}` does not decode as `{}`: {e}",
+                    self.node,
+                    std::any::type_name::<R>()
+                ))
+            });
+        }
+        let value = serde_json::to_value(value).map_err(|e| {
+            NodeError::msg(format!(
+                "interrupt value of node `{}` does not serialize: {e}",
+                self.node
+            ))
+        })?;
+        Err(NodeError::new(Interrupt {
+            id: interrupt_id(&self.task_key, n),
+            node: self.node.to_string(),
+            value,
+        }))
+    }
+}
+
+/// The id of interrupt number `n` of a task: stable for the task's checkpoint.
+pub(crate) fn interrupt_id(task_key: &str, n: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("{task_key}#{n}").as_bytes());
+    digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
 }
 
 /// How a node's body is called.
@@ -502,6 +614,19 @@ impl<S> IntoGoto<S> for send::Send<S> {
 pub struct Command<S: GraphState> {
     pub(crate) update: Option<S::Update>,
     pub(crate) goto: Vec<Goto<S>>,
+    pub(crate) resume: Option<Resume>,
+}
+
+/// Answers to pending interrupts, given with [`Command::resume`] or
+/// [`Command::resume_map`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Resume {
+    /// One answer, for the only pending interrupt.
+    Value(serde_json::Value),
+    /// Answers by interrupt id; interrupts not named stay pending.
+    Map(std::collections::BTreeMap<String, serde_json::Value>),
+    /// A value that failed to serialize (reported when the command is run).
+    Invalid(String),
 }
 
 impl<S: GraphState> Command<S> {
@@ -510,6 +635,45 @@ impl<S: GraphState> Command<S> {
         Self {
             update: None,
             goto: Vec::new(),
+            resume: None,
+        }
+    }
+
+    /// Resumes a paused thread: `value` answers its only pending interrupt (pass it
+    /// to `invoke`). Combine with `.update(..)` to write first, or `.and_goto(..)` to
+    /// add tasks to the paused step.
+    pub fn resume(value: impl serde::Serialize) -> Self {
+        let resume = match serde_json::to_value(value) {
+            Ok(v) => Resume::Value(v),
+            Err(e) => Resume::Invalid(e.to_string()),
+        };
+        Self {
+            resume: Some(resume),
+            ..Self::new()
+        }
+    }
+
+    /// Resumes several pending interrupts, by id. Only the named ones resume.
+    pub fn resume_map<K: Into<String>, V: serde::Serialize>(
+        answers: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let mut map = std::collections::BTreeMap::new();
+        for (k, v) in answers {
+            match serde_json::to_value(v) {
+                Ok(v) => {
+                    map.insert(k.into(), v);
+                }
+                Err(e) => {
+                    return Self {
+                        resume: Some(Resume::Invalid(e.to_string())),
+                        ..Self::new()
+                    };
+                }
+            }
+        }
+        Self {
+            resume: Some(Resume::Map(map)),
+            ..Self::new()
         }
     }
 
@@ -545,6 +709,7 @@ impl<S: GraphState> fmt::Debug for Command<S> {
         f.debug_struct("Command")
             .field("update", &self.update)
             .field("goto", &self.goto)
+            .field("resume", &self.resume)
             .finish()
     }
 }
@@ -684,5 +849,30 @@ pub trait OpaquePayload {
 impl<T> OpaquePayload for PayloadProbe<T> {
     fn payload_codec(&self) -> Option<PayloadCodec> {
         None
+    }
+}
+
+/// Anything that names a node, of any graph: used where node names are configured
+/// outside a typed builder (breakpoints).
+pub trait NamedNode {
+    /// The node's name.
+    fn name_of(&self) -> Arc<str>;
+}
+
+impl<S: GraphState, I> NamedNode for NodeDef<S, I> {
+    fn name_of(&self) -> Arc<str> {
+        Arc::from(self.name)
+    }
+}
+
+impl<S, I> NamedNode for NodeHandle<S, I> {
+    fn name_of(&self) -> Arc<str> {
+        self.name.clone()
+    }
+}
+
+impl<S, I> NamedNode for &NodeHandle<S, I> {
+    fn name_of(&self) -> Arc<str> {
+        self.name.clone()
     }
 }

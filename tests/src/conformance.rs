@@ -89,6 +89,7 @@ pub async fn run_all(saver: &dyn CheckpointSaver) {
     list_order_before_limit(saver).await;
     list_filters(saver).await;
     pending_writes(saver).await;
+    special_writes_replace(saver).await;
     channel_history(saver).await;
     delete_thread(saver).await;
     copy_thread(saver).await;
@@ -414,4 +415,44 @@ pub async fn prune(saver: &dyn CheckpointSaver) {
         .prune(&format!("never-{}", tag()), 1)
         .await
         .expect("prune unknown");
+}
+
+/// Special writes (channels starting with `__`) replace; a task's own writes do not.
+pub async fn special_writes_replace(saver: &dyn CheckpointSaver) {
+    let thread = format!("special-{}", tag());
+    let configs = chain(saver, &thread, 1).await;
+    let special = |v: &str| PendingWrite {
+        task_id: "t".into(),
+        idx: u32::MAX,
+        channel: "__error__".into(),
+        value: json!(v),
+    };
+    saver
+        .put_writes(&configs[0], vec![special("first")])
+        .await
+        .expect("put_writes");
+    saver
+        .put_writes(&configs[0], vec![special("second")])
+        .await
+        .expect("put_writes");
+    saver
+        .put_writes(&configs[0], vec![write("t", 0, json!("own"))])
+        .await
+        .expect("put_writes");
+    saver
+        .put_writes(&configs[0], vec![write("t", 0, json!("again"))])
+        .await
+        .expect("put_writes");
+    let t = saver
+        .get_tuple(&configs[0])
+        .await
+        .expect("get")
+        .expect("exists");
+    let mut got: Vec<(u32, serde_json::Value)> = t
+        .pending_writes
+        .iter()
+        .map(|w| (w.idx, w.value.clone()))
+        .collect();
+    got.sort_by_key(|(i, _)| *i);
+    assert_eq!(got, [(0, json!("own")), (u32::MAX, json!("second"))]);
 }

@@ -1,7 +1,7 @@
 //! `InMemorySaver`: checkpoints in a process-local map. For tests and development
 //! only: nothing survives the process.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
 use super::saver::{CheckpointSaver, SaverResult};
@@ -212,7 +212,12 @@ impl CheckpointSaver for InMemorySaver {
                 .entry(config.checkpoint_id.clone().unwrap_or_default())
                 .or_default();
             for w in writes {
-                slot.entry((w.task_id.clone(), w.idx)).or_insert(w);
+                let key = (w.task_id.clone(), w.idx);
+                if w.channel.starts_with("__") {
+                    slot.insert(key, w);
+                } else {
+                    slot.entry(key).or_insert(w);
+                }
             }
             Ok(())
         })
@@ -277,30 +282,47 @@ impl CheckpointSaver for InMemorySaver {
                     ns.checkpoints.remove(id);
                     ns.writes.remove(id);
                 }
-                let needed: BTreeSet<(String, u64)> = ns
+                let needed: Vec<(String, u64, u64)> = ns
                     .checkpoints
                     .values()
-                    .flat_map(|e| needed_values(&e.checkpoint))
+                    .flat_map(|e| needed_ranges(&e.checkpoint))
                     .collect();
-                ns.values.retain(|k, _| needed.contains(k));
+                ns.values.retain(|(channel, version), _| {
+                    needed
+                        .iter()
+                        .any(|(c, from, to)| c == channel && (*from..=*to).contains(version))
+                });
             }
             Ok(())
         })
     }
 }
 
-/// The (channel, version) values a restore of `checkpoint` reads.
-pub fn needed_values(checkpoint: &Checkpoint) -> Vec<(String, u64)> {
+/// The value versions a restore of `checkpoint` reads: per channel, the inclusive
+/// range from its base version to its current version.
+pub fn needed_ranges(checkpoint: &Checkpoint) -> Vec<(String, u64, u64)> {
     checkpoint
         .channel_versions
         .iter()
-        .flat_map(|(channel, &version)| {
+        .map(|(channel, &version)| {
             let base = checkpoint
                 .channel_bases
                 .get(channel)
                 .copied()
                 .unwrap_or(version);
-            (base.min(version)..=version).map(move |v| (channel.clone(), v))
+            (channel.clone(), base.min(version), version)
+        })
+        .collect()
+}
+
+/// The (channel, version) values a restore of `checkpoint` reads, one by one. Ranges
+/// can be huge in a corrupted checkpoint; prefer [`needed_ranges`].
+pub fn needed_values(checkpoint: &Checkpoint) -> Vec<(String, u64)> {
+    needed_ranges(checkpoint)
+        .into_iter()
+        .flat_map(|(channel, from, to)| {
+            // Bounded: a real thread never has this many versions of one channel.
+            (from..=to).take(1 << 20).map(move |v| (channel.clone(), v))
         })
         .collect()
 }

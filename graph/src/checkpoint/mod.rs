@@ -7,7 +7,7 @@ mod saver;
 mod types;
 
 pub use error::CheckpointError;
-pub use memory::{InMemorySaver, needed_values};
+pub use memory::{InMemorySaver, needed_ranges, needed_values};
 pub use saver::{CheckpointSaver, SaverResult};
 pub use types::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,

@@ -40,7 +40,9 @@ pub trait CheckpointSaver: Send + Sync + 'static {
     ) -> BoxFuture<'a, SaverResult<CheckpointConfig>>;
 
     /// Stores writes of a task of the step following the checkpoint `config` names.
-    /// Idempotent per (task id, index): a write already stored is kept as it is.
+    /// Idempotent per (task id, index): a task's own write already stored is kept as
+    /// it is; a special write (channel starting with `__`: errors, interrupts) replaces
+    /// the stored one, so the latest error or interrupt of a task is what is kept.
     fn put_writes<'a>(
         &'a self,
         config: &'a CheckpointConfig,

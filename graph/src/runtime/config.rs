@@ -27,6 +27,8 @@ pub struct RunConfig {
     pub(crate) recursion_limit: usize,
     pub(crate) max_concurrency: Option<usize>,
     pub(crate) durability: Durability,
+    pub(crate) interrupt_before: Vec<Arc<str>>,
+    pub(crate) interrupt_after: Vec<Arc<str>>,
 }
 
 impl Default for RunConfig {
@@ -37,6 +39,8 @@ impl Default for RunConfig {
             recursion_limit: Self::DEFAULT_RECURSION_LIMIT,
             max_concurrency: None,
             durability: Durability::Sync,
+            interrupt_before: Vec::new(),
+            interrupt_after: Vec::new(),
         }
     }
 }
@@ -87,6 +91,28 @@ impl RunConfig {
         self
     }
 
+    /// Pauses this run before these nodes run (in addition to the compile options').
+    #[must_use]
+    pub fn interrupt_before<N: crate::node::NamedNode>(
+        mut self,
+        nodes: impl IntoIterator<Item = N>,
+    ) -> Self {
+        self.interrupt_before
+            .extend(nodes.into_iter().map(|n| n.name_of()));
+        self
+    }
+
+    /// Pauses this run after these nodes ran (in addition to the compile options').
+    #[must_use]
+    pub fn interrupt_after<N: crate::node::NamedNode>(
+        mut self,
+        nodes: impl IntoIterator<Item = N>,
+    ) -> Self {
+        self.interrupt_after
+            .extend(nodes.into_iter().map(|n| n.name_of()));
+        self
+    }
+
     /// The configured thread id.
     pub fn thread_id(&self) -> Option<&str> {
         self.thread_id.as_deref()
@@ -107,6 +133,15 @@ pub enum RunInput<S: GraphState> {
     Update(S::Update),
     /// Continue from the thread's checkpoint: run the tasks it left pending.
     Continue,
+    /// Resume a paused thread (`Command::resume(..)`), optionally writing an update
+    /// first and adding tasks to the paused step.
+    Command(crate::node::Command<S>),
+}
+
+impl<S: GraphState> From<crate::node::Command<S>> for RunInput<S> {
+    fn from(command: crate::node::Command<S>) -> Self {
+        RunInput::Command(command)
+    }
 }
 
 /// `None` continues the thread; `Some(update)` is new input.
@@ -124,6 +159,7 @@ impl<S: GraphState> std::fmt::Debug for RunInput<S> {
         match self {
             RunInput::Update(u) => f.debug_tuple("Update").field(u).finish(),
             RunInput::Continue => f.write_str("Continue"),
+            RunInput::Command(c) => f.debug_tuple("Command").field(c).finish(),
         }
     }
 }
@@ -138,4 +174,7 @@ pub struct RunOutput<S> {
     pub steps: usize,
     /// The last checkpoint written, when a checkpointer is configured.
     pub checkpoint: Option<CheckpointConfig>,
+    /// Why the run paused: pending interrupts (dynamic ones with their values, static
+    /// breakpoints with `null`). Empty when the run finished.
+    pub interrupts: Vec<crate::node::Interrupt>,
 }

@@ -87,6 +87,26 @@ pub enum RunError {
         /// The checkpoint id.
         id: String,
     },
+    /// A node called `interrupt` on a graph without a checkpointer.
+    #[error(
+        "node `{node}` asked to interrupt, but the graph has no checkpointer to pause on; compile with `CompileOptions::new().checkpointer(..)`"
+    )]
+    InterruptWithoutCheckpointer {
+        /// The node.
+        node: String,
+    },
+    /// A single resume value while several interrupts are pending.
+    #[error("{} interrupts are pending ({}); resume with a map from interrupt id to value", ids.len(), ids.join(", "))]
+    AmbiguousResume {
+        /// The pending interrupt ids.
+        ids: Vec<String>,
+    },
+    /// A resume names an interrupt that is not pending.
+    #[error("no pending interrupt has id `{id}`")]
+    UnknownInterrupt {
+        /// The id given.
+        id: String,
+    },
     /// `update_state` without `as_node` after a step in which several nodes wrote.
     #[error("several nodes wrote in the last step ({}); say which one the update is from with `update_state_as`", candidates.join(", "))]
     AmbiguousUpdate {

@@ -24,11 +24,13 @@ use crate::checkpoint::{
     CheckpointSource, CheckpointTuple, PendingWrite, PlannedTask, new_checkpoint_id,
 };
 use crate::compile::{Branch, CompiledGraph, Graph};
-use crate::node::{BoxFuture, Goto, NodeError, NodeOutput};
+use crate::node::{
+    BoxFuture, Command, Goto, Interrupt, NodeError, NodeOutput, Resume, interrupt_id,
+};
 use crate::state::{ChangeSet, GraphState, Write};
 use frontier::{Frontier, Task};
 use persist::{Bases, Versions};
-use tasks::TaskSink;
+use tasks::{Known, StepTasks, TaskSink};
 
 /// The writer name of a run's input in error messages.
 const INPUT_WRITER: &str = "__input__";
@@ -163,6 +165,10 @@ struct Persist {
     history: Vec<StepRecord>,
     /// Nodes that wrote in the last step (for `update_state` without `as_node`).
     last_writers: Vec<String>,
+    /// Unanswered interrupts of tasks of the next step, by task id.
+    waiting: HashMap<String, Interrupt>,
+    /// Answers given to tasks of the next step, by task id, in call order.
+    answers: HashMap<String, Vec<serde_json::Value>>,
 }
 
 /// What one task did, kept in checkpoint metadata under `steps`.
@@ -198,6 +204,19 @@ struct Loop<'g, S: GraphState> {
     step: i64,
     steps_run: usize,
     persist: Option<Persist>,
+    /// Whether this run applied new input.
+    input_applied: bool,
+    /// The first step of a run that continues a paused thread does not stop again at
+    /// the `interrupt_before` breakpoint it paused on.
+    resuming: bool,
+}
+
+/// How a superstep ended.
+enum StepEnd<S> {
+    Committed,
+    /// Tasks interrupted: the step is not committed; the values are the state with
+    /// the finished tasks' writes applied.
+    Paused(S, Vec<Interrupt>),
 }
 
 impl<'g, S: GraphState> Loop<'g, S> {
@@ -225,6 +244,8 @@ impl<'g, S: GraphState> Loop<'g, S> {
             step: -1,
             steps_run: 0,
             persist: None,
+            input_applied: false,
+            resuming: false,
         };
         let Some(saver) = &g.saver else {
             return Ok(lp);
@@ -247,6 +268,8 @@ impl<'g, S: GraphState> Loop<'g, S> {
             dirty: false,
             history: Vec::new(),
             last_writers: Vec::new(),
+            waiting: HashMap::new(),
+            answers: HashMap::new(),
         });
         match (tuple, &config.checkpoint_id) {
             (Some(t), at) => {
@@ -278,13 +301,13 @@ impl<'g, S: GraphState> Loop<'g, S> {
             // Old blobs keep serving old checkpoints; the migrated values are stored
             // whole at new versions by the next checkpoint.
             for info in S::CHANNELS {
-                self.versions[info.index] += 1;
+                self.versions[info.index] = self.versions[info.index].saturating_add(1);
                 p.unsaved.record(info.index, crate::state::Change::Replaced);
             }
             p.dirty = true;
         }
         self.versions_seen = t.checkpoint.versions_seen.clone();
-        self.step = t.metadata.step + 1;
+        self.step = t.metadata.step.saturating_add(1);
         p.parent = t.config.checkpoint_id.clone();
         if let Some(steps) = t.metadata.extra.get(METADATA_STEPS)
             && let Ok(steps) = serde_json::from_value::<Vec<StepRecord>>(steps.clone())
@@ -325,21 +348,133 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 }
             }
         }
-        if !fork {
-            let failed: Vec<&str> = t
-                .pending_writes
-                .iter()
-                .filter(|w| w.channel == persist::WRITE_ERROR)
-                .map(|w| w.task_id.as_str())
-                .collect();
-            for w in &t.pending_writes {
-                if !failed.contains(&w.task_id.as_str()) {
-                    p.resumed
-                        .entry(w.task_id.clone())
-                        .or_default()
-                        .push(w.clone());
+        if fork {
+            // A new branch from an older checkpoint must not reuse version numbers
+            // another branch already stored values under: each channel moves past the
+            // thread's highest version and is stored whole by the next checkpoint.
+            for info in S::CHANNELS {
+                let i = info.index;
+                let above = p
+                    .saver
+                    .channel_history(
+                        &t.config,
+                        info.name,
+                        self.versions[i].saturating_add(1),
+                        u64::MAX,
+                    )
+                    .await?;
+                if let Some((highest, _)) = above.last() {
+                    self.versions[i] = highest.saturating_add(1);
+                    self.bases[i] = None;
+                    p.unsaved.record(i, crate::state::Change::Replaced);
                 }
             }
+        }
+        if !fork {
+            let mut writes: Vec<&PendingWrite> = t.pending_writes.iter().collect();
+            writes.sort_by(|a, b| (&a.task_id, a.idx).cmp(&(&b.task_id, b.idx)));
+            for w in writes {
+                match w.channel.as_str() {
+                    persist::WRITE_ERROR => {}
+                    persist::WRITE_INTERRUPT => {
+                        if let Ok(i) = serde_json::from_value::<Interrupt>(w.value.clone()) {
+                            p.waiting.insert(w.task_id.clone(), i);
+                        }
+                    }
+                    persist::WRITE_RESUME => {
+                        p.answers
+                            .entry(w.task_id.clone())
+                            .or_default()
+                            .push(w.value.clone());
+                    }
+                    _ => p
+                        .resumed
+                        .entry(w.task_id.clone())
+                        .or_default()
+                        .push(w.clone()),
+                }
+            }
+            // A task that finished after answering its interrupts is not waiting.
+            let done: Vec<String> = p.resumed.keys().cloned().collect();
+            for id in done {
+                p.waiting.remove(&id);
+            }
+        }
+        Ok(())
+    }
+
+    fn require_checkpoint(&self) -> Result<(), RunError> {
+        match &self.persist {
+            None => Err(RunError::NothingToContinue {
+                reason: "the graph has no checkpointer; pass input instead".into(),
+            }),
+            Some(p) if p.parent.is_none() => Err(RunError::NothingToContinue {
+                reason: format!("thread `{}` has no checkpoint", p.thread),
+            }),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Applies a resume command: answers go to the waiting tasks, its update is
+    /// written, its destinations join the paused step.
+    fn apply_command(&mut self, command: Command<S>) -> Result<(), RunError> {
+        self.require_checkpoint()?;
+        let Command {
+            update,
+            goto,
+            resume,
+        } = command;
+        if let Some(update) = update {
+            let changes = self
+                .state
+                .apply_writes(vec![Write::new(INPUT_WRITER, update)])
+                .map_err(|source| RunError::InvalidUpdate { step: None, source })?;
+            self.record(&changes);
+        }
+        for target in goto {
+            schedule(self.g, target, INPUT_WRITER, &mut self.next)?;
+        }
+        let Some(p) = &mut self.persist else {
+            return Ok(());
+        };
+        let mut pending: Vec<(&String, &Interrupt)> = p.waiting.iter().collect();
+        pending.sort_by(|a, b| a.0.cmp(b.0));
+        let answered: Vec<(String, serde_json::Value)> = match resume {
+            None => Vec::new(),
+            Some(Resume::Invalid(reason)) => {
+                return Err(RunError::NothingToContinue {
+                    reason: format!("the resume value does not serialize: {reason}"),
+                });
+            }
+            Some(Resume::Value(value)) => match pending.as_slice() {
+                [] => {
+                    return Err(RunError::NothingToContinue {
+                        reason: format!("thread `{}` has no pending interrupt to resume", p.thread),
+                    });
+                }
+                [(task, _)] => vec![((*task).clone(), value)],
+                many => {
+                    return Err(RunError::AmbiguousResume {
+                        ids: many.iter().map(|(_, i)| i.id.clone()).collect(),
+                    });
+                }
+            },
+            Some(Resume::Map(map)) => {
+                let mut out = Vec::new();
+                for (id, value) in map {
+                    let task = pending
+                        .iter()
+                        .find(|(_, i)| i.id == id)
+                        .map(|(t, _)| (*t).clone())
+                        .ok_or(RunError::UnknownInterrupt { id })?;
+                    out.push((task, value));
+                }
+                out
+            }
+        };
+        for (task, value) in answered {
+            p.waiting.remove(&task);
+            p.answers.entry(task).or_default().push(value);
         }
         Ok(())
     }
@@ -347,24 +482,31 @@ impl<'g, S: GraphState> Loop<'g, S> {
     async fn run(&mut self, input: RunInput<S>) -> Result<RunOutput<S>, RunError> {
         match input {
             RunInput::Update(update) => self.apply_input(update).await?,
-            RunInput::Continue => match &self.persist {
-                None => {
-                    return Err(RunError::NothingToContinue {
-                        reason: "the graph has no checkpointer; pass input instead".into(),
-                    });
-                }
-                Some(p) if p.parent.is_none() => {
-                    return Err(RunError::NothingToContinue {
-                        reason: format!("thread `{}` has no checkpoint", p.thread),
-                    });
-                }
-                Some(_) => {}
-            },
+            RunInput::Continue => {
+                self.require_checkpoint()?;
+                self.resuming = true;
+            }
+            RunInput::Command(command) => {
+                self.apply_command(command)?;
+                self.resuming = true;
+            }
         }
         loop {
             let tasks = self.next.take();
             if tasks.is_empty() {
                 break;
+            }
+            if !std::mem::take(&mut self.resuming) {
+                let before = self.breakpoints(
+                    &tasks,
+                    &self.g.interrupt_before,
+                    &self.config.interrupt_before,
+                    "before",
+                );
+                if !before.is_empty() {
+                    self.next.put_back(tasks);
+                    return self.pause(self.state.clone(), before).await;
+                }
             }
             if self.steps_run >= self.config.recursion_limit {
                 self.next.put_back(tasks);
@@ -378,19 +520,26 @@ impl<'g, S: GraphState> Loop<'g, S> {
             }
             let span = tracing::debug_span!("superstep", step = self.step, tasks = tasks.len());
             let result = self.superstep(&tasks).instrument(span).await;
-            if let Err(e) = result {
-                if matches!(e, RunError::Node { .. }) {
-                    self.next.put_back(tasks);
-                    if let Some(p) = &mut self.persist
-                        && p.durability == config::Durability::Exit
-                    {
-                        p.dirty = true;
+            match result {
+                Err(e) => {
+                    if matches!(e, RunError::Node { .. }) {
+                        self.next.put_back(tasks);
+                        if let Some(p) = &mut self.persist
+                            && p.durability == config::Durability::Exit
+                        {
+                            p.dirty = true;
+                        }
+                        self.finish_failed().await?;
                     }
-                    self.finish_failed().await?;
+                    return Err(e);
                 }
-                return Err(e);
+                Ok(StepEnd::Paused(values, interrupts)) => {
+                    self.next.put_back(tasks);
+                    return self.pause(values, interrupts).await;
+                }
+                Ok(StepEnd::Committed) => {}
             }
-            self.step += 1;
+            self.step = self.step.saturating_add(1);
             self.steps_run += 1;
             if let Some(p) = &mut self.persist {
                 p.dirty = true;
@@ -402,20 +551,91 @@ impl<'g, S: GraphState> Loop<'g, S> {
             {
                 self.save(CheckpointSource::Loop).await?;
             }
+            let after = self.breakpoints(
+                &tasks,
+                &self.g.interrupt_after,
+                &self.config.interrupt_after,
+                "after",
+            );
+            if !after.is_empty() {
+                return self.pause(self.state.clone(), after).await;
+            }
         }
         self.finish().await?;
-        Ok(RunOutput {
-            values: self.state.clone(),
+        Ok(self.output(self.state.clone(), Vec::new()))
+    }
+
+    fn output(&self, values: S, interrupts: Vec<Interrupt>) -> RunOutput<S> {
+        RunOutput {
+            values,
             steps: self.steps_run,
             checkpoint: self.persist.as_ref().and_then(|p| {
                 p.parent
                     .clone()
                     .map(|id| persist::config_at(&p.thread, Some(id)))
             }),
-        })
+            interrupts,
+        }
+    }
+
+    /// Stops the run for outside input; the pending step stays planned.
+    async fn pause(
+        &mut self,
+        values: S,
+        interrupts: Vec<Interrupt>,
+    ) -> Result<RunOutput<S>, RunError> {
+        if self.persist.is_none() {
+            return Err(RunError::InterruptWithoutCheckpointer {
+                node: interrupts
+                    .first()
+                    .map(|i| i.node.clone())
+                    .unwrap_or_default(),
+            });
+        }
+        if let Some(p) = &mut self.persist
+            && p.durability == config::Durability::Exit
+        {
+            p.dirty = true;
+        }
+        self.finish_failed().await?;
+        Ok(self.output(values, interrupts))
+    }
+
+    /// Static breakpoint markers for the tasks whose nodes are listed in `compiled` or
+    /// `run`.
+    fn breakpoints(
+        &self,
+        tasks: &[Task],
+        compiled: &[usize],
+        run: &[Arc<str>],
+        when: &str,
+    ) -> Vec<Interrupt> {
+        let checkpoint = self
+            .persist
+            .as_ref()
+            .and_then(|p| p.parent.clone())
+            .unwrap_or_default();
+        let mut nodes: Vec<usize> = tasks
+            .iter()
+            .map(|t| t.node)
+            .filter(|n| compiled.contains(n) || run.iter().any(|r| **r == *self.g.nodes[*n].name))
+            .collect();
+        nodes.dedup();
+        nodes
+            .into_iter()
+            .map(|n| {
+                let node = self.g.nodes[n].name.to_string();
+                Interrupt {
+                    id: interrupt_id(&format!("{checkpoint}:{when}:{node}"), 0),
+                    node,
+                    value: serde_json::Value::Null,
+                }
+            })
+            .collect()
     }
 
     async fn apply_input(&mut self, update: S::Update) -> Result<(), RunError> {
+        self.input_applied = true;
         self.next.clear();
         let changes = self
             .state
@@ -435,7 +655,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         {
             self.save(CheckpointSource::Input).await?;
         }
-        self.step += 1;
+        self.step = self.step.saturating_add(1);
         Ok(())
     }
 
@@ -510,7 +730,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
 
     fn record(&mut self, changes: &ChangeSet) {
         for (index, _) in changes.iter() {
-            self.versions[index] += 1;
+            self.versions[index] = self.versions[index].saturating_add(1);
         }
         if let Some(p) = &mut self.persist {
             p.unsaved.merge(changes);
@@ -525,7 +745,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         )
     }
 
-    async fn superstep(&mut self, tasks: &[Task]) -> Result<(), RunError> {
+    async fn superstep(&mut self, tasks: &[Task]) -> Result<StepEnd<S>, RunError> {
         let g = self.g;
         let step = usize::try_from(self.step).unwrap_or(0);
         let ids: Vec<String> = tasks
@@ -535,53 +755,116 @@ impl<'g, S: GraphState> Loop<'g, S> {
             .collect();
 
         // Tasks whose writes were saved before a crash or a sibling's failure are not
-        // run again; their saved writes stand in for them.
-        let mut known: Vec<Option<NodeOutput<S>>> = Vec::with_capacity(tasks.len());
+        // run again; their saved writes stand in for them. Tasks waiting on an
+        // unanswered interrupt stay waiting.
+        let checkpoint = self
+            .persist
+            .as_ref()
+            .and_then(|p| p.parent.clone())
+            .unwrap_or_default();
+        let keys: Vec<String> = ids.iter().map(|id| format!("{checkpoint}:{id}")).collect();
+        let mut known: Vec<Known<S>> = Vec::with_capacity(tasks.len());
+        let mut resume: Vec<Arc<[serde_json::Value]>> = Vec::with_capacity(tasks.len());
         if let Some(p) = &mut self.persist {
-            let resumed = std::mem::take(&mut p.resumed);
-            let checkpoint = p.parent.clone().unwrap_or_default();
+            let saved = std::mem::take(&mut p.resumed);
+            let mut waiting = std::mem::take(&mut p.waiting);
+            let answers = std::mem::take(&mut p.answers);
+            let mut answer_writes = Vec::new();
             for id in &ids {
-                known.push(match resumed.get(id) {
-                    Some(writes) => {
+                let given = answers.get(id).cloned().unwrap_or_default();
+                for (n, value) in given.iter().enumerate() {
+                    answer_writes.push(PendingWrite {
+                        task_id: id.clone(),
+                        idx: persist::IDX_RESUME + u32::try_from(n).unwrap_or(0),
+                        channel: persist::WRITE_RESUME.to_string(),
+                        value: value.clone(),
+                    });
+                }
+                resume.push(Arc::from(given));
+                known.push(match (saved.get(id), waiting.remove(id)) {
+                    (Some(writes), _) => {
                         let writes: Vec<&PendingWrite> = writes.iter().collect();
-                        Some(persist::decode_output(g, &checkpoint, &writes)?)
+                        Known::Output(persist::decode_output(g, &checkpoint, &writes)?)
                     }
-                    None => None,
+                    (None, Some(interrupt)) => Known::Waiting(interrupt),
+                    (None, None) => Known::Run,
                 });
             }
+            // Answers are saved before the tasks run, so a later interrupt of the same
+            // task keeps them (saving the same answer twice is a no-op).
+            if !answer_writes.is_empty() {
+                if p.parent.is_some() && p.durability != config::Durability::Exit {
+                    let at = persist::config_at(&p.thread, p.parent.clone());
+                    p.saver.put_writes(&at, answer_writes).await?;
+                } else {
+                    p.buffered.extend(answer_writes);
+                }
+            }
+        } else {
+            known.resize_with(tasks.len(), || Known::Run);
         }
-
-        let resumed: Vec<bool> = known.iter().map(Option::is_some).collect();
-        let mut durations = Vec::new();
-        let outputs = match &mut self.persist {
-            Some(p) => {
-                let mut sink = PersistSink { g, ids: &ids, p };
-                tasks::execute(
-                    g,
-                    tasks,
-                    &self.state,
-                    step,
-                    self.config,
-                    known,
-                    Some(&mut sink),
-                    &mut durations,
-                )
-                .await?
-            }
-            None => {
-                tasks::execute(
-                    g,
-                    tasks,
-                    &self.state,
-                    step,
-                    self.config,
-                    known,
-                    None,
-                    &mut durations,
-                )
-                .await?
-            }
+        let resumed: Vec<bool> = known
+            .iter()
+            .map(|k| matches!(k, Known::Output(_)))
+            .collect();
+        let answered: Vec<usize> = resume.iter().map(|r| r.len()).collect();
+        let step_tasks = StepTasks {
+            tasks,
+            keys: &keys,
+            resume: &resume,
+            known,
         };
+        let outcome = match &mut self.persist {
+            Some(p) => {
+                let mut sink = PersistSink {
+                    g,
+                    ids: &ids,
+                    answered: &answered,
+                    p,
+                };
+                tasks::execute(
+                    g,
+                    step_tasks,
+                    &self.state,
+                    step,
+                    self.config,
+                    Some(&mut sink),
+                )
+                .await?
+            }
+            None => tasks::execute(g, step_tasks, &self.state, step, self.config, None).await?,
+        };
+        let durations = outcome.durations;
+        if !outcome.interrupts.is_empty() {
+            // The step is not committed; report the values with the finished tasks'
+            // writes applied.
+            let mut values = self.state.clone();
+            let writes: Vec<Write<S>> = tasks
+                .iter()
+                .zip(&outcome.outputs)
+                .filter_map(|(t, out)| out.as_ref().map(|o| (t, o)))
+                .flat_map(|(t, o)| {
+                    let name = g.nodes[t.node].name.clone();
+                    o.writes
+                        .iter()
+                        .cloned()
+                        .map(move |u| Write::new(name.clone(), u))
+                })
+                .collect();
+            values
+                .apply_writes(writes)
+                .map_err(|source| RunError::InvalidUpdate {
+                    step: Some(step),
+                    source,
+                })?;
+            let interrupts = outcome.interrupts.into_iter().map(|(_, i)| i).collect();
+            return Ok(StepEnd::Paused(values, interrupts));
+        }
+        let outputs: Vec<NodeOutput<S>> = outcome
+            .outputs
+            .into_iter()
+            .map(|o| o.unwrap_or_else(NodeOutput::empty))
+            .collect();
         let mut history: Option<Vec<TaskRecord>> = self.persist.is_some().then(|| {
             tasks
                 .iter()
@@ -709,7 +992,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 tasks: history,
             });
         }
-        Ok(())
+        Ok(StepEnd::Committed)
     }
 
     fn planned(&self) -> Result<Vec<PlannedTask>, RunError> {
@@ -783,7 +1066,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         // A loop checkpoint records the step that just ran; the others the step they
         // stand for (the input of a fresh thread is step -1).
         let step = match source {
-            CheckpointSource::Loop => self.step - 1,
+            CheckpointSource::Loop => self.step.saturating_sub(1),
             _ => self.step,
         };
         let mut metadata = CheckpointMetadata::new(source, step);
@@ -814,7 +1097,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             p.saver.put(&parent, checkpoint, metadata).await?;
         }
         if source == CheckpointSource::Fork {
-            self.step += 1;
+            self.step = self.step.saturating_add(1);
         }
         Ok(())
     }
@@ -826,7 +1109,19 @@ impl<'g, S: GraphState> Loop<'g, S> {
             return Ok(());
         };
         if p.durability == config::Durability::Exit && p.dirty {
-            self.save(CheckpointSource::Loop).await?;
+            // Nothing ran since the input: the checkpoint stands for the input.
+            let source = if self.steps_run == 0 && self.input_applied {
+                CheckpointSource::Input
+            } else {
+                CheckpointSource::Loop
+            };
+            if source == CheckpointSource::Input {
+                self.step = self.step.saturating_sub(1);
+            }
+            self.save(source).await?;
+            if source == CheckpointSource::Input {
+                self.step = self.step.saturating_add(1);
+            }
         }
         if let Some(p) = &mut self.persist
             && let Some(background) = p.background.take()
@@ -865,6 +1160,8 @@ async fn join_background(
 struct PersistSink<'a, S: GraphState> {
     g: &'a Graph<S>,
     ids: &'a [String],
+    /// Per task: how many of its interrupts were answered (the next one's index).
+    answered: &'a [usize],
     p: &'a mut Persist,
 }
 
@@ -902,9 +1199,33 @@ impl<S: GraphState> TaskSink<S> for PersistSink<'_, S> {
             let id = self.ids.get(task).cloned().unwrap_or_default();
             let write = PendingWrite {
                 task_id: id,
-                idx: 0,
+                idx: persist::IDX_ERROR,
                 channel: persist::WRITE_ERROR.to_string(),
                 value: serde_json::Value::String(error.to_string()),
+            };
+            self.save(vec![write]).await
+        })
+    }
+
+    fn interrupted<'a>(
+        &'a mut self,
+        task: usize,
+        interrupt: &'a Interrupt,
+    ) -> BoxFuture<'a, Result<(), RunError>> {
+        Box::pin(async move {
+            let id = self.ids.get(task).cloned().unwrap_or_default();
+            let n = self.answered.get(task).copied().unwrap_or(0);
+            let value = serde_json::to_value(interrupt).map_err(|e| {
+                RunError::Checkpoint(CheckpointError::Corrupt {
+                    what: format!("interrupt of task {id}"),
+                    source: e,
+                })
+            })?;
+            let write = PendingWrite {
+                task_id: id,
+                idx: persist::IDX_INTERRUPT + u32::try_from(n).unwrap_or(0),
+                channel: persist::WRITE_INTERRUPT.to_string(),
+                value,
             };
             self.save(vec![write]).await
         })

@@ -30,6 +30,16 @@ pub(crate) const WRITE_UPDATE: &str = "update";
 pub(crate) const WRITE_GOTO: &str = "goto";
 pub(crate) const WRITE_SEND: &str = "send";
 pub(crate) const WRITE_ERROR: &str = "__error__";
+pub(crate) const WRITE_INTERRUPT: &str = "__interrupt__";
+pub(crate) const WRITE_RESUME: &str = "__resume__";
+/// Marks a task that finished without writing anything, so it is not re-run.
+pub(crate) const WRITE_DONE: &str = "__done__";
+
+/// Write indices of the special writes, above any task's own writes. `put_writes`
+/// keeps the first write per (task, index), so each kind has its own range.
+pub(crate) const IDX_ERROR: u32 = u32::MAX;
+pub(crate) const IDX_INTERRUPT: u32 = u32::MAX - 1_000_000;
+pub(crate) const IDX_RESUME: u32 = u32::MAX - 2_000_000;
 
 fn channel_err(id: &str) -> impl Fn(crate::state::CodecError) -> RunError + '_ {
     move |source| {
@@ -58,7 +68,9 @@ pub(crate) fn stored_values<S: GraphState>(
         let stored = if info.delta {
             let len = state.channel_len(index).unwrap_or(0);
             match (change, bases[index]) {
-                (Change::Appended { from }, Some((_, base_len))) if len < 2 * base_len.max(1) => {
+                (Change::Appended { from }, Some((_, base_len)))
+                    if len < base_len.max(1).saturating_mul(2) =>
+                {
                     StoredValue::Append(
                         state
                             .encode_channel_since(index, from)
@@ -301,6 +313,14 @@ pub(crate) fn encode_output<S: GraphState>(
                 );
             }
         }
+    }
+    if writes.is_empty() {
+        writes.push(PendingWrite {
+            task_id: task_id.to_string(),
+            idx: 0,
+            channel: WRITE_DONE.to_string(),
+            value: Value::Null,
+        });
     }
     Ok(writes)
 }

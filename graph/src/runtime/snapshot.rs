@@ -4,6 +4,7 @@ use crate::checkpoint::{
     CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
 };
 use crate::compile::CompiledGraph;
+use crate::node::Interrupt;
 use crate::state::{GraphState, Write};
 
 use super::{RunConfig, RunError, persist};
@@ -42,6 +43,8 @@ pub struct StateSnapshot<S> {
     pub created_at: String,
     /// The tasks of the next step.
     pub tasks: Vec<TaskSnapshot>,
+    /// Interrupts the next step is waiting on (answer them with `Command::resume`).
+    pub interrupts: Vec<Interrupt>,
 }
 
 impl<S: GraphState> CompiledGraph<S> {
@@ -74,9 +77,10 @@ impl<S: GraphState> CompiledGraph<S> {
         let mut values = persist::restore::<S>(saver, &tuple, &g.migrations)
             .await?
             .state;
-        let step = tuple.metadata.step + 1;
+        let step = tuple.metadata.step.saturating_add(1);
         let mut tasks = Vec::new();
         let mut writes = Vec::new();
+        let mut interrupts = Vec::new();
         for (position, planned) in tuple.checkpoint.next.iter().enumerate() {
             let id = format!("{step}:{}:{position}", planned.node);
             let own: Vec<&PendingWrite> = tuple
@@ -84,11 +88,41 @@ impl<S: GraphState> CompiledGraph<S> {
                 .iter()
                 .filter(|w| w.task_id == id)
                 .collect();
-            let error = own
-                .iter()
-                .find(|w| w.channel == persist::WRITE_ERROR)
-                .map(|w| w.value.as_str().unwrap_or_default().to_string());
-            let has_writes = error.is_none() && !own.is_empty();
+            // A task with its own saved writes finished, whatever an earlier attempt
+            // recorded.
+            let has_writes = own.iter().any(|w| {
+                !matches!(
+                    w.channel.as_str(),
+                    persist::WRITE_ERROR | persist::WRITE_INTERRUPT | persist::WRITE_RESUME
+                )
+            });
+            let error = if has_writes {
+                None
+            } else {
+                own.iter()
+                    .find(|w| w.channel == persist::WRITE_ERROR)
+                    .map(|w| w.value.as_str().unwrap_or_default().to_string())
+            };
+            let interrupt = if has_writes {
+                None
+            } else {
+                own.iter()
+                    .filter(|w| w.channel == persist::WRITE_INTERRUPT)
+                    .max_by_key(|w| w.idx)
+                    .and_then(|w| serde_json::from_value::<Interrupt>(w.value.clone()).ok())
+            };
+            if let Some(i) = interrupt {
+                interrupts.push(i);
+            }
+            let own: Vec<&PendingWrite> = own
+                .into_iter()
+                .filter(|w| {
+                    !matches!(
+                        w.channel.as_str(),
+                        persist::WRITE_ERROR | persist::WRITE_INTERRUPT | persist::WRITE_RESUME
+                    )
+                })
+                .collect();
             if apply_pending && has_writes {
                 let out = persist::decode_output(g, &tuple.checkpoint.id, &own)?;
                 let name: std::sync::Arc<str> = planned.node.as_str().into();
@@ -121,6 +155,7 @@ impl<S: GraphState> CompiledGraph<S> {
             parent_config: tuple.parent_config,
             metadata: tuple.metadata,
             tasks,
+            interrupts,
         })
     }
 

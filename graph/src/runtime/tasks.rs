@@ -1,6 +1,11 @@
 //! Running one superstep's tasks: plain sync nodes inline, everything else polled
 //! concurrently on the invoking task (bounded by `max_concurrency`). The first error
-//! drops the in-flight futures, which cancels them.
+//! drops the in-flight futures, which cancels them; an interrupt lets the others
+//! finish.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -10,53 +15,10 @@ use super::RunError;
 use super::config::RunConfig;
 use super::frontier::Task;
 use crate::compile::{CompiledNode, Graph};
-use crate::node::{BoxFuture, NodeContext, NodeError, NodeOutput, NodeResult, Runner, TaskInput};
+use crate::node::{
+    BoxFuture, Interrupt, NodeContext, NodeError, NodeOutput, NodeResult, Runner, TaskInput,
+};
 use crate::state::GraphState;
-
-fn input_of<'a, S>(task: &'a Task, state: &'a S) -> TaskInput<'a, S> {
-    match &task.payload {
-        Some(p) => TaskInput::Payload(&**p),
-        None => TaskInput::State(state),
-    }
-}
-
-fn context<S: GraphState>(
-    node: &CompiledNode<S>,
-    step: usize,
-    attempt: u32,
-    config: &RunConfig,
-) -> NodeContext {
-    NodeContext {
-        node: node.name.clone(),
-        step,
-        attempt,
-        thread_id: config.thread_id.clone(),
-    }
-}
-
-async fn run_task<S: GraphState>(
-    node: &CompiledNode<S>,
-    input: TaskInput<'_, S>,
-    step: usize,
-    config: &RunConfig,
-) -> NodeResult<S> {
-    let mut attempt = 1;
-    loop {
-        let ctx = context(node, step, attempt, config);
-        let result = match &node.runner {
-            Runner::Sync(f) => f(input, &ctx),
-            Runner::Async(f) => f(input, &ctx).await,
-        };
-        match (result, &node.retry) {
-            (Err(e), Some(policy)) if policy.should_retry(attempt, &e) => {
-                tracing::debug!(node = %node.name, attempt, error = %e, "retrying");
-                tokio::time::sleep(policy.delay_after(attempt)).await;
-                attempt += 1;
-            }
-            (result, _) => return result,
-        }
-    }
-}
 
 /// Where a finished task's outcome is recorded (pending writes, with a checkpointer).
 pub(crate) trait TaskSink<S: GraphState>: Send {
@@ -72,67 +34,204 @@ pub(crate) trait TaskSink<S: GraphState>: Send {
         task: usize,
         error: &'a NodeError,
     ) -> BoxFuture<'a, Result<(), RunError>>;
+    /// The task paused.
+    fn interrupted<'a>(
+        &'a mut self,
+        task: usize,
+        interrupt: &'a Interrupt,
+    ) -> BoxFuture<'a, Result<(), RunError>>;
 }
 
-/// Runs the tasks without a recorded output; returns every output in task order.
-#[allow(clippy::too_many_arguments)]
+/// What a step's tasks are run with.
+pub(crate) struct StepTasks<'a, S: GraphState> {
+    pub(crate) tasks: &'a [Task],
+    /// Per task: the key interrupt ids derive from.
+    pub(crate) keys: &'a [String],
+    /// Per task: resume values for its `interrupt` calls.
+    pub(crate) resume: &'a [Arc<[serde_json::Value]>],
+    /// Per task: an output already known (saved writes), or an unanswered interrupt.
+    pub(crate) known: Vec<Known<S>>,
+}
+
+/// A task whose outcome is already known.
+pub(crate) enum Known<S: GraphState> {
+    Run,
+    Output(NodeOutput<S>),
+    Waiting(Interrupt),
+}
+
+/// The outcome of a step's tasks.
+pub(crate) struct Outcome<S: GraphState> {
+    /// Outputs in task order (`None`: the task is waiting on an interrupt).
+    pub(crate) outputs: Vec<Option<NodeOutput<S>>>,
+    pub(crate) interrupts: Vec<(usize, Interrupt)>,
+    pub(crate) durations: Vec<Duration>,
+}
+
+fn input_of<'a, S>(task: &'a Task, state: &'a S) -> TaskInput<'a, S> {
+    match &task.payload {
+        Some(p) => TaskInput::Payload(&**p),
+        None => TaskInput::State(state),
+    }
+}
+
+struct TaskEnv<'a> {
+    step: usize,
+    attempt: u32,
+    config: &'a RunConfig,
+    key: &'a str,
+    resume: &'a Arc<[serde_json::Value]>,
+}
+
+fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeContext {
+    NodeContext {
+        node: node.name.clone(),
+        step: env.step,
+        attempt: env.attempt,
+        thread_id: env.config.thread_id.clone(),
+        task_key: Arc::from(env.key),
+        resume: env.resume.clone(),
+        interrupts_called: AtomicUsize::new(0),
+    }
+}
+
+async fn run_task<S: GraphState>(
+    node: &CompiledNode<S>,
+    input: TaskInput<'_, S>,
+    mut env: TaskEnv<'_>,
+) -> NodeResult<S> {
+    loop {
+        let ctx = context(node, &env);
+        let result = match &node.runner {
+            Runner::Sync(f) => f(input, &ctx),
+            Runner::Async(f) => f(input, &ctx).await,
+        };
+        match (result, &node.retry) {
+            (Err(e), Some(policy))
+                if e.as_interrupt().is_none() && policy.should_retry(env.attempt, &e) =>
+            {
+                tracing::debug!(node = %node.name, attempt = env.attempt, error = %e, "retrying");
+                tokio::time::sleep(policy.delay_after(env.attempt)).await;
+                env.attempt += 1;
+            }
+            (result, _) => return result,
+        }
+    }
+}
+
+/// Records one task's result; `Err` ends the step.
+async fn settle<S: GraphState>(
+    g: &Graph<S>,
+    i: usize,
+    task: &Task,
+    result: NodeResult<S>,
+    step: usize,
+    sink: &mut Option<&mut dyn TaskSink<S>>,
+    outcome: &mut Outcome<S>,
+) -> Result<(), RunError> {
+    let node = &g.nodes[task.node];
+    match result {
+        Ok(out) => {
+            if let Some(sink) = sink.as_deref_mut() {
+                sink.done(i, &out).await?;
+            }
+            outcome.outputs[i] = Some(out);
+            Ok(())
+        }
+        Err(e) => match e.as_interrupt() {
+            Some(interrupt) => {
+                let Some(sink) = sink.as_deref_mut() else {
+                    return Err(RunError::InterruptWithoutCheckpointer {
+                        node: node.name.to_string(),
+                    });
+                };
+                sink.interrupted(i, interrupt).await?;
+                outcome.interrupts.push((i, interrupt.clone()));
+                Ok(())
+            }
+            None => {
+                if let Some(sink) = sink.as_deref_mut() {
+                    sink.failed(i, &e).await?;
+                }
+                Err(RunError::Node {
+                    node: node.name.to_string(),
+                    step,
+                    source: e,
+                })
+            }
+        },
+    }
+}
+
+/// Runs the tasks whose outcome is not known yet.
 pub(crate) async fn execute<S: GraphState>(
     g: &Graph<S>,
-    tasks: &[Task],
+    step_tasks: StepTasks<'_, S>,
     state: &S,
     step: usize,
     config: &RunConfig,
-    mut results: Vec<Option<NodeOutput<S>>>,
     mut sink: Option<&mut dyn TaskSink<S>>,
-    durations: &mut Vec<std::time::Duration>,
-) -> Result<Vec<NodeOutput<S>>, RunError> {
-    let fail = |node: &CompiledNode<S>, source| RunError::Node {
-        node: node.name.to_string(),
-        step,
-        source,
+) -> Result<Outcome<S>, RunError> {
+    let StepTasks {
+        tasks,
+        keys,
+        resume,
+        known,
+    } = step_tasks;
+    let mut outcome = Outcome {
+        outputs: Vec::with_capacity(tasks.len()),
+        interrupts: Vec::new(),
+        durations: vec![Duration::ZERO; tasks.len()],
     };
-    results.resize_with(tasks.len(), || None);
-    durations.clear();
-    durations.resize(tasks.len(), std::time::Duration::ZERO);
+    let mut to_run = Vec::with_capacity(tasks.len());
+    for (i, k) in known.into_iter().enumerate() {
+        match k {
+            Known::Run => {
+                outcome.outputs.push(None);
+                to_run.push(i);
+            }
+            Known::Output(out) => outcome.outputs.push(Some(out)),
+            Known::Waiting(interrupt) => {
+                outcome.outputs.push(None);
+                outcome.interrupts.push((i, interrupt));
+            }
+        }
+    }
+    let no_resume: Arc<[serde_json::Value]> = Arc::from(Vec::new());
+    let env = |i: usize, attempt: u32| TaskEnv {
+        step,
+        attempt,
+        config,
+        key: keys.get(i).map_or("", String::as_str),
+        resume: resume.get(i).unwrap_or(&no_resume),
+    };
     let limit = config.max_concurrency.unwrap_or(usize::MAX);
     let mut in_flight = FuturesUnordered::new();
-    let mut started = 0;
+    let mut queue = to_run.into_iter();
+    let mut exhausted = false;
     loop {
-        while started < tasks.len() && in_flight.len() < limit {
-            let i = started;
-            started += 1;
-            if results[i].is_some() {
-                continue;
-            }
+        while !exhausted && in_flight.len() < limit {
+            let Some(i) = queue.next() else {
+                exhausted = true;
+                break;
+            };
             let task = &tasks[i];
             let node = &g.nodes[task.node];
             let input = input_of(task, state);
             let span = tracing::debug_span!("task", node = %node.name);
             if let (Runner::Sync(f), None) = (&node.runner, &node.retry) {
-                let ctx = context(node, step, 1, config);
-                let started_at = std::time::Instant::now();
+                let ctx = context(node, &env(i, 1));
+                let started = Instant::now();
                 let result = span.in_scope(|| f(input, &ctx));
-                durations[i] = started_at.elapsed();
-                match result {
-                    Ok(out) => {
-                        if let Some(sink) = sink.as_deref_mut() {
-                            sink.done(i, &out).await?;
-                        }
-                        results[i] = Some(out);
-                    }
-                    Err(e) => {
-                        if let Some(sink) = sink.as_deref_mut() {
-                            sink.failed(i, &e).await?;
-                        }
-                        return Err(fail(node, e));
-                    }
-                }
+                outcome.durations[i] = started.elapsed();
+                settle(g, i, task, result, step, &mut sink, &mut outcome).await?;
             } else {
+                let task_env = env(i, 1);
                 in_flight.push(
                     async move {
-                        let started_at = std::time::Instant::now();
-                        let result = run_task(node, input, step, config).await;
-                        (i, result, started_at.elapsed())
+                        let started = Instant::now();
+                        let result = run_task(node, input, task_env).await;
+                        (i, result, started.elapsed())
                     }
                     .instrument(span),
                 );
@@ -140,29 +239,13 @@ pub(crate) async fn execute<S: GraphState>(
         }
         match in_flight.next().await {
             Some((i, result, took)) => {
-                durations[i] = took;
-                let node = &g.nodes[tasks[i].node];
-                match result {
-                    Ok(out) => {
-                        if let Some(sink) = sink.as_deref_mut() {
-                            sink.done(i, &out).await?;
-                        }
-                        results[i] = Some(out);
-                    }
-                    Err(e) => {
-                        if let Some(sink) = sink.as_deref_mut() {
-                            sink.failed(i, &e).await?;
-                        }
-                        return Err(fail(node, e));
-                    }
-                }
+                outcome.durations[i] = took;
+                settle(g, i, &tasks[i], result, step, &mut sink, &mut outcome).await?;
             }
-            None if started >= tasks.len() => break,
+            None if exhausted => break,
             None => {}
         }
     }
-    Ok(results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(NodeOutput::empty))
-        .collect())
+    outcome.interrupts.sort_by_key(|(i, _)| *i);
+    Ok(outcome)
 }
