@@ -158,6 +158,8 @@ pub(crate) struct Graph<S: GraphState> {
     /// Static breakpoints (node indices).
     pub(crate) interrupt_before: Vec<usize>,
     pub(crate) interrupt_after: Vec<usize>,
+    /// SHA-256 (hex) of the topology; see [`CompiledGraph::graph_version`].
+    pub(crate) version: String,
 }
 
 /// Maps the channel values of a checkpoint written under an older schema (by channel
@@ -275,6 +277,14 @@ impl<S: GraphState> fmt::Debug for CompiledGraph<S> {
 }
 
 impl<S: GraphState> CompiledGraph<S> {
+    /// SHA-256 (hex) of the graph's topology: its node names, edges, joins and
+    /// conditional edges with their declared targets, in a canonical order. Stored in
+    /// every checkpoint, so a thread's history shows which version of the graph
+    /// wrote each step.
+    pub fn graph_version(&self) -> &str {
+        &self.graph.version
+    }
+
     /// The node names, sorted.
     pub fn node_names(&self) -> impl Iterator<Item = &str> {
         self.graph.nodes.iter().map(|n| &*n.name)
@@ -487,6 +497,7 @@ pub(crate) fn compile<S: GraphState>(
     if !problems.is_empty() {
         return Err(BuildError { problems });
     }
+    let version = topology_version(spec);
     let topology = Topology {
         nodes: spec.nodes.iter().map(|n| n.name.clone()).collect(),
         edges: spec.edges.clone(),
@@ -508,6 +519,34 @@ pub(crate) fn compile<S: GraphState>(
             migrations: options.migrations,
             interrupt_before,
             interrupt_after,
+            version,
         }),
     })
+}
+
+/// The canonical text of a topology, hashed: one line per node, edge and conditional
+/// edge, each list sorted, so declaration order does not matter.
+fn topology_version<S: GraphState>(spec: &StateGraph<S>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut lines: Vec<String> = spec
+        .nodes
+        .iter()
+        .map(|n| format!("node {}", n.name))
+        .collect();
+    for (sources, target) in &spec.edges {
+        let mut sources: Vec<String> = sources.iter().map(ToString::to_string).collect();
+        sources.sort();
+        lines.push(format!("edge {} -> {target}", sources.join(",")));
+    }
+    for b in &spec.branches {
+        let mut targets: Vec<String> = b.declared.iter().map(ToString::to_string).collect();
+        targets.sort();
+        lines.push(format!("branch {} -> {}", b.source, targets.join(",")));
+    }
+    lines.sort();
+    let text = format!("stategraph-graph v1\n{}\n", lines.join("\n"));
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

@@ -135,6 +135,7 @@ fn handmade(values: BTreeMap<String, StoredValue>) -> Checkpoint {
         }],
         barriers: BTreeMap::new(),
         schema_version: Before::SCHEMA_VERSION.to_string(),
+        graph_version: String::new(),
     }
 }
 

@@ -96,6 +96,10 @@ pub struct Checkpoint {
     pub barriers: BTreeMap<usize, Vec<String>>,
     /// The state's `GraphState::SCHEMA_VERSION`.
     pub schema_version: String,
+    /// The graph's [`CompiledGraph::graph_version`](crate::CompiledGraph::graph_version)
+    /// when the checkpoint was written.
+    #[serde(default)]
+    pub graph_version: String,
 }
 
 /// Why a checkpoint was written.

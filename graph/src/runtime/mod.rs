@@ -1062,6 +1062,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             next,
             barriers,
             schema_version: S::SCHEMA_VERSION.to_string(),
+            graph_version: self.g.version.clone(),
         };
         // A loop checkpoint records the step that just ran; the others the step they
         // stand for (the input of a fresh thread is step -1).
