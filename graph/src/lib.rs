@@ -27,8 +27,9 @@ pub use stategraph_macros::node;
 pub use builder::{Endpoint, IntoDeclared, IntoSources, IntoTarget, StateGraph};
 pub use compile::{BuildError, BuildProblem, CompileOptions, CompiledGraph, Migration};
 pub use node::{
-    BoxFuture, Command, END, End, Goto, IntoGoto, Node, NodeContext, NodeDef, NodeError, NodeFn,
-    NodeHandle, NodeOutput, NodeRef, NodeResult, NodeReturn, Route, START, Start,
+    BoxFuture, Command, END, End, Goto, Interrupt, IntoGoto, NamedNode, Node, NodeContext, NodeDef,
+    NodeError, NodeFn, NodeHandle, NodeOutput, NodeRef, NodeResult, NodeReturn, Resume, Route,
+    START, Start,
 };
 pub use retry::RetryPolicy;
 pub use runtime::{
@@ -52,7 +53,7 @@ pub mod prelude {
     pub use crate::checkpoint::InMemorySaver;
     pub use crate::compile::CompileOptions;
     pub use crate::compile::CompiledGraph;
-    pub use crate::node::{Command, END, NodeContext, NodeError, Route, START};
+    pub use crate::node::{Command, END, Interrupt, NodeContext, NodeError, Route, START};
     pub use crate::retry::RetryPolicy;
     pub use crate::runtime::{Durability, RunConfig, RunError, RunOutput};
     pub use crate::state::{
