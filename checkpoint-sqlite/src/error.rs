@@ -1,0 +1,104 @@
+//! The saver's own failures. They reach callers as the source of
+//! `CheckpointError::Storage { saver: "sqlite", .. }`; downcast to [`SqliteError`] to
+//! tell them apart.
+
+use std::path::PathBuf;
+
+use stategraph::checkpoint::CheckpointError;
+
+/// Why the SQLite saver could not open its database or store a record.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SqliteError {
+    /// The database file's directory does not exist.
+    #[error(
+        "directory {} does not exist; create it before opening a database in it",
+        .dir.display()
+    )]
+    MissingDirectory {
+        /// The missing directory.
+        dir: PathBuf,
+    },
+    /// SQLite could not open or read the database file.
+    #[error("cannot open {}: {source}", .path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite reported.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The database was written by a newer version of this crate.
+    #[error(
+        "{} holds checkpoint tables of version {found}, newer than version {supported} that this build of stategraph-sqlite knows; upgrade stategraph-sqlite to open it (the file was not modified)",
+        .path.display()
+    )]
+    NewerTables {
+        /// The database file.
+        path: PathBuf,
+        /// The version stored in the database.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// The table version stored in the database is not a number.
+    #[error(
+        "{} has `schema_version` = {value:?} in table `stategraph_meta`, which is not a version number",
+        .path.display()
+    )]
+    BadTableVersion {
+        /// The database file.
+        path: PathBuf,
+        /// The stored value.
+        value: String,
+    },
+    /// A channel version is too large for a SQLite integer.
+    #[error("channel `{channel}` version {version} is larger than SQLite integers can hold")]
+    VersionOutOfRange {
+        /// The channel.
+        channel: String,
+        /// The version.
+        version: u64,
+    },
+}
+
+/// Any failure inside one saver operation, before it is named by the operation.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Sql(rusqlite::Error),
+    Saver(SqliteError),
+    Checkpoint(CheckpointError),
+}
+
+impl Failure {
+    pub(crate) fn during(self, operation: &'static str) -> CheckpointError {
+        let source: Box<dyn std::error::Error + Send + Sync> = match self {
+            Failure::Checkpoint(e) => return e,
+            Failure::Sql(e) => Box::new(e),
+            Failure::Saver(e) => Box::new(e),
+        };
+        CheckpointError::Storage {
+            saver: "sqlite",
+            operation,
+            source,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Failure {
+    fn from(e: rusqlite::Error) -> Self {
+        Failure::Sql(e)
+    }
+}
+
+impl From<SqliteError> for Failure {
+    fn from(e: SqliteError) -> Self {
+        Failure::Saver(e)
+    }
+}
+
+impl From<CheckpointError> for Failure {
+    fn from(e: CheckpointError) -> Self {
+        Failure::Checkpoint(e)
+    }
+}

@@ -1,0 +1,320 @@
+//! `SqliteSaver`: opening the database and running each operation on the blocking pool.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::Connection;
+use stategraph::BoxFuture;
+use stategraph::checkpoint::{
+    Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
+    CheckpointTuple, ListOptions, PendingWrite, SaverResult, StoredValue,
+};
+
+use crate::error::{Failure, SqliteError};
+use crate::{schema, store};
+
+/// When a committed operation is on disk (SQLite's `synchronous` setting).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Synchronous {
+    /// Every operation is flushed to disk before it returns: a checkpoint that was
+    /// saved survives a power loss (the default).
+    #[default]
+    Full,
+    /// Flushes only when the write-ahead log is folded into the database: a saved
+    /// checkpoint survives a crash of the process, but a power loss or an operating
+    /// system crash may roll back the last few. The file is never corrupted. Several
+    /// times faster on slow disks.
+    Normal,
+}
+
+impl Synchronous {
+    fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        }
+    }
+}
+
+/// Settings of a [`SqliteSaver`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use]
+pub struct SqliteOptions {
+    busy_timeout: Duration,
+    max_record_bytes: usize,
+    synchronous: Synchronous,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            busy_timeout: Duration::from_secs(5),
+            max_record_bytes: 64 << 20,
+            synchronous: Synchronous::Full,
+        }
+    }
+}
+
+impl SqliteOptions {
+    /// A 5-second busy timeout, a 64 MiB record limit and [`Synchronous::Full`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// When a committed operation is on disk; see [`Synchronous`].
+    pub fn synchronous(mut self, mode: Synchronous) -> Self {
+        self.synchronous = mode;
+        self
+    }
+
+    /// How long an operation waits for another connection (in this or another
+    /// process) to release its lock before failing with "database is locked".
+    pub fn busy_timeout(mut self, timeout: Duration) -> Self {
+        self.busy_timeout = timeout;
+        self
+    }
+
+    /// The largest stored record, in bytes of JSON: a checkpoint, its metadata, one
+    /// channel value or one pending write. Larger records are refused when written and
+    /// when read, as [`CheckpointError::Oversize`].
+    pub fn max_record_bytes(mut self, bytes: usize) -> Self {
+        self.max_record_bytes = bytes;
+        self
+    }
+}
+
+/// A durable [`CheckpointSaver`] in one SQLite database file.
+///
+/// The file may be shared by several savers, in this process or others: SQLite's
+/// write-ahead log lets readers run alongside one writer, and writers wait up to the
+/// [busy timeout](SqliteOptions::busy_timeout) for each other. Each operation is one
+/// transaction, run on tokio's blocking pool (or inline when called outside a tokio
+/// runtime). A saver has one connection, so its operations run one at a time; clones
+/// share it.
+#[derive(Clone)]
+pub struct SqliteSaver {
+    conn: Arc<Mutex<Connection>>,
+    path: Option<PathBuf>,
+    options: SqliteOptions,
+}
+
+impl fmt::Debug for SqliteSaver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteSaver")
+            .field("path", &self.path)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteSaver {
+    /// Opens (creating if needed) the database at `path` with default options.
+    ///
+    /// # Errors
+    /// As [`SqliteSaver::open_with`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, CheckpointError> {
+        Self::open_with(path, SqliteOptions::new())
+    }
+
+    /// Opens (creating if needed) the database at `path`: switches it to write-ahead
+    /// logging and creates or upgrades the saver's tables.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Storage`] whose source is a [`SqliteError`]: the directory
+    /// does not exist, the file is not a readable SQLite database, or its tables were
+    /// written by a newer version of this crate (then the file is left as it was).
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        options: SqliteOptions,
+    ) -> Result<Self, CheckpointError> {
+        let path = path.as_ref();
+        let conn = open_file(path, &options).map_err(|f| f.during("open"))?;
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+            path: Some(path.to_path_buf()),
+            options,
+        })
+    }
+
+    /// A private in-memory database, gone when the saver (and its clones) are dropped.
+    /// For tests.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Storage`] when SQLite cannot create it.
+    pub fn open_in_memory() -> Result<Self, CheckpointError> {
+        let options = SqliteOptions::new();
+        let path = Path::new(":memory:");
+        let open = || -> Result<Connection, Failure> {
+            let mut conn = Connection::open_in_memory()?;
+            schema::migrate(&mut conn, path)?;
+            Ok(conn)
+        };
+        let conn = open().map_err(|f| f.during("open"))?;
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+            path: None,
+            options,
+        })
+    }
+
+    /// The database file, or `None` for an in-memory database.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The options it was opened with.
+    pub fn options(&self) -> &SqliteOptions {
+        &self.options
+    }
+
+    /// Runs `work` on the connection on the blocking pool.
+    fn run<'a, T, F>(&'a self, operation: &'static str, work: F) -> BoxFuture<'a, SaverResult<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection, usize) -> Result<T, Failure> + Send + 'static,
+    {
+        let conn = self.conn.clone();
+        let limit = self.options.max_record_bytes;
+        let job = move || {
+            // A panic mid-operation rolls its transaction back as it unwinds, so the
+            // connection behind a poisoned lock is still consistent.
+            let mut conn = conn.lock().unwrap_or_else(|e| e.into_inner());
+            work(&mut conn, limit).map_err(|f| f.during(operation))
+        };
+        Box::pin(async move {
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    handle
+                        .spawn_blocking(job)
+                        .await
+                        .map_err(|e| CheckpointError::Storage {
+                            saver: "sqlite",
+                            operation,
+                            source: Box::new(e),
+                        })?
+                }
+                Err(_) => job(),
+            }
+        })
+    }
+}
+
+fn open_file(path: &Path, options: &SqliteOptions) -> Result<Connection, Failure> {
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+        && !dir.is_dir()
+    {
+        return Err(SqliteError::MissingDirectory {
+            dir: dir.to_path_buf(),
+        }
+        .into());
+    }
+    let open_err = |source| SqliteError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut conn = Connection::open(path).map_err(open_err)?;
+    conn.busy_timeout(options.busy_timeout).map_err(open_err)?;
+    schema::check(&conn, path).map_err(|f| match f {
+        Failure::Sql(e) => open_err(e).into(),
+        other => other,
+    })?;
+    // Takes effect only on a new file. Appended items are often about a kilobyte;
+    // 8 KiB pages waste less of each page on them than the default 4 KiB.
+    conn.pragma_update(None, "page_size", 8192)
+        .map_err(open_err)?;
+    // Returns the mode in effect; a file system without shared memory keeps the
+    // rollback journal, which is slower but still correct.
+    let _mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))
+        .map_err(open_err)?;
+    conn.pragma_update(None, "synchronous", options.synchronous.pragma())
+        .map_err(open_err)?;
+    schema::migrate(&mut conn, path)?;
+    Ok(conn)
+}
+
+impl CheckpointSaver for SqliteSaver {
+    fn get_tuple<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, SaverResult<Option<CheckpointTuple>>> {
+        let config = config.clone();
+        self.run("get_tuple", move |conn, limit| {
+            store::get_tuple(conn, limit, &config)
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        options: &'a ListOptions,
+    ) -> BoxFuture<'a, SaverResult<Vec<CheckpointTuple>>> {
+        let config = config.clone();
+        let options = options.clone();
+        self.run("list", move |conn, limit| {
+            store::list(conn, limit, &config, &options)
+        })
+    }
+
+    fn put<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+    ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
+        let config = config.clone();
+        self.run("put", move |conn, limit| {
+            store::put(conn, limit, &config, checkpoint, &metadata)
+        })
+    }
+
+    fn put_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<PendingWrite>,
+    ) -> BoxFuture<'a, SaverResult<()>> {
+        let config = config.clone();
+        self.run("put_writes", move |conn, limit| {
+            store::put_writes(conn, limit, &config, &writes)
+        })
+    }
+
+    fn channel_history<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        channel: &'a str,
+        from: u64,
+        to: u64,
+    ) -> BoxFuture<'a, SaverResult<Vec<(u64, StoredValue)>>> {
+        let config = config.clone();
+        let channel = channel.to_string();
+        self.run("channel_history", move |conn, limit| {
+            store::channel_history(conn, limit, &config, &channel, from, to)
+        })
+    }
+
+    fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
+        let thread_id = thread_id.to_string();
+        self.run("delete_thread", move |conn, _| {
+            store::delete_thread(conn, &thread_id)
+        })
+    }
+
+    fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
+        let (from, to) = (from.to_string(), to.to_string());
+        self.run("copy_thread", move |conn, _| {
+            store::copy_thread(conn, &from, &to)
+        })
+    }
+
+    fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
+        let thread_id = thread_id.to_string();
+        self.run("prune", move |conn, limit| {
+            store::prune(conn, limit, &thread_id, keep)
+        })
+    }
+}

@@ -1,0 +1,132 @@
+//! The saver's tables and their forward migrations.
+//!
+//! `stategraph_meta` records which of [`MIGRATIONS`] a database has had. Opening a
+//! database applies the missing ones in one transaction; a database that has more than
+//! this build knows is refused before anything is written to it.
+
+use std::path::Path;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+use crate::error::{Failure, SqliteError};
+
+/// Each step moves the tables one version forward; never edit a released step, add one.
+const MIGRATIONS: &[&str] = &[
+    // Version 1. `checkpoint` is the checkpoint's JSON without the values listed in
+    // `value_channels`: those live once in `stategraph_values`, at their version.
+    "CREATE TABLE stategraph_checkpoints (
+        thread_id      TEXT NOT NULL,
+        checkpoint_ns  TEXT NOT NULL,
+        checkpoint_id  TEXT NOT NULL,
+        parent_id      TEXT,
+        checkpoint     TEXT NOT NULL,
+        value_channels TEXT NOT NULL,
+        metadata       TEXT NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+    );
+    CREATE TABLE stategraph_writes (
+        thread_id     TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        task_id       TEXT NOT NULL,
+        idx           INTEGER NOT NULL,
+        channel       TEXT NOT NULL,
+        value         TEXT NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+    );
+    CREATE TABLE stategraph_values (
+        thread_id     TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL,
+        channel       TEXT NOT NULL,
+        version       INTEGER NOT NULL,
+        value         TEXT NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+    );",
+];
+
+/// The version of the tables this build creates and reads, stored as `schema_version`
+/// in the `stategraph_meta` table.
+pub const TABLE_VERSION: i64 = MIGRATIONS.len() as i64;
+
+const META_KEY: &str = "schema_version";
+
+/// The tables' version in `conn`: 0 for a database this crate never opened.
+fn stored_version(conn: &Connection, path: &Path) -> Result<i64, Failure> {
+    let has_meta: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stategraph_meta')",
+        [],
+        |row| row.get(0),
+    )?;
+    if !has_meta {
+        return Ok(0);
+    }
+    let value = conn
+        .query_row(
+            "SELECT value FROM stategraph_meta WHERE key = ?1",
+            [META_KEY],
+            |row| {
+                Ok(match row.get_ref(0)? {
+                    ValueRef::Integer(i) => Ok(i),
+                    ValueRef::Text(t) => {
+                        let text = String::from_utf8_lossy(t);
+                        text.trim().parse::<i64>().map_err(|_| text.into_owned())
+                    }
+                    other => Err(format!("{other:?}")),
+                })
+            },
+        )
+        .optional()?;
+    match value {
+        None => Ok(0),
+        Some(Ok(v)) => Ok(v),
+        Some(Err(value)) => Err(SqliteError::BadTableVersion {
+            path: path.to_path_buf(),
+            value,
+        }
+        .into()),
+    }
+}
+
+fn refuse_newer(found: i64, path: &Path) -> Result<(), Failure> {
+    if found > TABLE_VERSION {
+        return Err(SqliteError::NewerTables {
+            path: path.to_path_buf(),
+            found,
+            supported: TABLE_VERSION,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Refuses a database with newer tables without writing to it.
+pub(crate) fn check(conn: &Connection, path: &Path) -> Result<(), Failure> {
+    refuse_newer(stored_version(conn, path)?, path)
+}
+
+/// Brings the tables up to [`TABLE_VERSION`].
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), Failure> {
+    // Immediate: a second process opening the same file waits here, then sees the
+    // version this one wrote.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let found = stored_version(&tx, path)?;
+    refuse_newer(found, path)?;
+    if found == TABLE_VERSION {
+        return Ok(());
+    }
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS stategraph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    )?;
+    let start = usize::try_from(found).unwrap_or(0);
+    for step in MIGRATIONS.iter().skip(start) {
+        tx.execute_batch(step)?;
+    }
+    tx.execute(
+        "INSERT INTO stategraph_meta (key, value) VALUES (?1, ?2)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (META_KEY, TABLE_VERSION.to_string()),
+    )?;
+    tx.commit()?;
+    Ok(())
+}

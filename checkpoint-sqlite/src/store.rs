@@ -1,0 +1,660 @@
+//! The saver's operations as blocking SQL on one connection.
+//!
+//! Values are stored once, in `stategraph_values` at their channel version; a
+//! checkpoint row keeps its JSON without them and names the channels it carried, so
+//! `get_tuple` can put them back.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, Row, ToSql, Transaction, TransactionBehavior};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use stategraph::checkpoint::{
+    CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, ListOptions, PendingWrite, StoredValue, needed_ranges,
+};
+
+use crate::error::{Failure, SqliteError};
+
+type Result<T> = std::result::Result<T, Failure>;
+
+/// Where a record lives, for error messages.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    thread: &'a str,
+    ns: &'a str,
+}
+
+impl<'a> Place<'a> {
+    fn of(config: &'a CheckpointConfig) -> Self {
+        Self {
+            thread: &config.thread_id,
+            ns: &config.checkpoint_ns,
+        }
+    }
+}
+
+impl fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "thread `{}`", self.thread)?;
+        if !self.ns.is_empty() {
+            write!(f, " namespace `{}`", self.ns)?;
+        }
+        Ok(())
+    }
+}
+
+fn version_param(channel: &str, version: u64) -> Result<i64> {
+    i64::try_from(version).map_err(|_| {
+        SqliteError::VersionOutOfRange {
+            channel: channel.to_string(),
+            version,
+        }
+        .into()
+    })
+}
+
+/// Encodes a record, refusing one this saver could not read back.
+fn encode<T: Serialize>(value: &T, limit: usize, what: impl Fn() -> String) -> Result<String> {
+    let json = serde_json::to_string(value).map_err(|source| CheckpointError::Corrupt {
+        what: what(),
+        source,
+    })?;
+    if json.len() > limit {
+        return Err(CheckpointError::Oversize {
+            what: what(),
+            size: json.len(),
+            limit,
+        }
+        .into());
+    }
+    Ok(json)
+}
+
+/// Decodes the JSON in column `idx` of `row` without copying it out of SQLite.
+fn decode<T: DeserializeOwned>(
+    row: &Row<'_>,
+    idx: usize,
+    limit: usize,
+    what: impl Fn() -> String,
+) -> Result<T> {
+    let number;
+    let bytes: &[u8] = match row.get_ref(idx)? {
+        ValueRef::Text(b) | ValueRef::Blob(b) => b,
+        ValueRef::Null => b"null",
+        // Decoding the number's text gives serde's own "invalid type" error.
+        ValueRef::Integer(i) => {
+            number = i.to_string();
+            number.as_bytes()
+        }
+        ValueRef::Real(r) => {
+            number = r.to_string();
+            number.as_bytes()
+        }
+    };
+    if bytes.len() > limit {
+        return Err(CheckpointError::Oversize {
+            what: what(),
+            size: bytes.len(),
+            limit,
+        }
+        .into());
+    }
+    serde_json::from_slice(bytes).map_err(|source| {
+        CheckpointError::Corrupt {
+            what: what(),
+            source,
+        }
+        .into()
+    })
+}
+
+/// Decodes a checkpoint; one that fails because it is of a newer format says so.
+fn decode_checkpoint(row: &Row<'_>, idx: usize, limit: usize, what: &str) -> Result<Checkpoint> {
+    decode::<Checkpoint>(row, idx, limit, || what.to_string()).map_err(|failure| {
+        let Failure::Checkpoint(CheckpointError::Corrupt { .. }) = &failure else {
+            return failure;
+        };
+        let Ok(Value::Object(fields)) = decode::<Value>(row, idx, limit, String::new) else {
+            return failure;
+        };
+        let found = fields
+            .get("v")
+            .and_then(Value::as_u64)
+            .and_then(|v| u32::try_from(v).ok());
+        match (found, fields.get("id").and_then(Value::as_str)) {
+            (Some(found), Some(id)) if found > CHECKPOINT_FORMAT => {
+                CheckpointError::UnsupportedFormat {
+                    id: id.to_string(),
+                    found,
+                    supported: CHECKPOINT_FORMAT,
+                }
+                .into()
+            }
+            _ => failure,
+        }
+    })
+}
+
+/// A checkpoint row, decoded, before its values and writes are attached.
+struct Stored {
+    id: String,
+    parent: Option<String>,
+    checkpoint: Checkpoint,
+    value_channels: Vec<String>,
+    metadata: CheckpointMetadata,
+}
+
+const CHECKPOINT_COLUMNS: &str = "checkpoint_id, parent_id, checkpoint, value_channels, metadata";
+
+fn checkpoint_what(id: &str, place: Place<'_>) -> String {
+    format!("checkpoint {id} of {place}")
+}
+
+/// Decodes a row of [`CHECKPOINT_COLUMNS`]; the metadata first, so `keep` can skip a
+/// checkpoint without decoding it.
+fn read_stored(
+    row: &Row<'_>,
+    limit: usize,
+    place: Place<'_>,
+    keep: impl Fn(&CheckpointMetadata) -> bool,
+) -> Result<Option<Stored>> {
+    let id: String = row.get(0)?;
+    let what = checkpoint_what(&id, place);
+    let metadata: CheckpointMetadata = decode(row, 4, limit, || format!("metadata of {what}"))?;
+    if !keep(&metadata) {
+        return Ok(None);
+    }
+    Ok(Some(Stored {
+        parent: row.get(1)?,
+        checkpoint: decode_checkpoint(row, 2, limit, &what)?,
+        value_channels: decode(row, 3, limit, || format!("value list of {what}"))?,
+        metadata,
+        id,
+    }))
+}
+
+fn value_what(channel: &str, version: u64, place: Place<'_>) -> String {
+    format!("value of channel `{channel}` version {version} in {place}")
+}
+
+/// Attaches the checkpoint's values and pending writes.
+fn complete(
+    conn: &Connection,
+    limit: usize,
+    config: &CheckpointConfig,
+    stored: Stored,
+) -> Result<CheckpointTuple> {
+    let place = Place::of(config);
+    let Stored {
+        id,
+        parent,
+        mut checkpoint,
+        value_channels,
+        metadata,
+    } = stored;
+    let mut values = conn.prepare_cached(
+        "SELECT value FROM stategraph_values
+         WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND channel = ?3 AND version = ?4",
+    )?;
+    for channel in value_channels {
+        let version = checkpoint
+            .channel_versions
+            .get(&channel)
+            .copied()
+            .unwrap_or(0);
+        let param = version_param(&channel, version)?;
+        let mut rows = values.query((&config.thread_id, &config.checkpoint_ns, &channel, param))?;
+        let Some(row) = rows.next()? else {
+            return Err(CheckpointError::MissingValue {
+                id: checkpoint.id.clone(),
+                channel,
+                version,
+            }
+            .into());
+        };
+        let value: StoredValue = decode(row, 0, limit, || value_what(&channel, version, place))?;
+        checkpoint.channel_values.insert(channel, value);
+    }
+
+    let mut writes = conn.prepare_cached(
+        "SELECT task_id, idx, channel, value FROM stategraph_writes
+         WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3
+         ORDER BY task_id, idx",
+    )?;
+    let mut rows = writes.query((&config.thread_id, &config.checkpoint_ns, &id))?;
+    let mut pending_writes = Vec::new();
+    while let Some(row) = rows.next()? {
+        let task_id: String = row.get(0)?;
+        let idx: u32 = row.get(1)?;
+        let value = decode(row, 3, limit, || {
+            format!("pending write {idx} of task {task_id} on checkpoint {id} of {place}")
+        })?;
+        pending_writes.push(PendingWrite {
+            channel: row.get(2)?,
+            task_id,
+            idx,
+            value,
+        });
+    }
+
+    let at = |id: String| CheckpointConfig {
+        thread_id: config.thread_id.clone(),
+        checkpoint_ns: config.checkpoint_ns.clone(),
+        checkpoint_id: Some(id),
+    };
+    Ok(CheckpointTuple {
+        config: at(id),
+        checkpoint,
+        metadata,
+        parent_config: parent.map(at),
+        pending_writes,
+    })
+}
+
+fn read_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
+    Ok(conn.transaction_with_behavior(TransactionBehavior::Deferred)?)
+}
+
+fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
+    Ok(conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
+}
+
+pub(crate) fn get_tuple(
+    conn: &mut Connection,
+    limit: usize,
+    config: &CheckpointConfig,
+) -> Result<Option<CheckpointTuple>> {
+    let tx = read_tx(conn)?;
+    let place = Place::of(config);
+    let (sql, params): (String, Vec<&dyn ToSql>) = match &config.checkpoint_id {
+        Some(id) => (
+            format!(
+                "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3"
+            ),
+            vec![&config.thread_id, &config.checkpoint_ns, id],
+        ),
+        None => (
+            format!(
+                "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2
+                 ORDER BY checkpoint_id DESC LIMIT 1"
+            ),
+            vec![&config.thread_id, &config.checkpoint_ns],
+        ),
+    };
+    let stored = {
+        let mut stmt = tx.prepare_cached(&sql)?;
+        let mut rows = stmt.query(params.as_slice())?;
+        match rows.next()? {
+            Some(row) => read_stored(row, limit, place, |_| true)?,
+            None => None,
+        }
+    };
+    stored.map(|s| complete(&tx, limit, config, s)).transpose()
+}
+
+pub(crate) fn list(
+    conn: &mut Connection,
+    limit: usize,
+    config: &CheckpointConfig,
+    options: &ListOptions,
+) -> Result<Vec<CheckpointTuple>> {
+    let max = options.limit.unwrap_or(usize::MAX);
+    if max == 0 {
+        return Ok(Vec::new());
+    }
+    let tx = read_tx(conn)?;
+    let place = Place::of(config);
+    let mut found = Vec::new();
+    {
+        let mut stmt = tx.prepare_cached(&format!(
+            "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
+             WHERE thread_id = ?1 AND checkpoint_ns = ?2
+               AND (?3 IS NULL OR checkpoint_id < ?3)
+             ORDER BY checkpoint_id DESC"
+        ))?;
+        let mut rows = stmt.query((&config.thread_id, &config.checkpoint_ns, &options.before))?;
+        while found.len() < max
+            && let Some(row) = rows.next()?
+        {
+            if let Some(s) = read_stored(row, limit, place, |m| m.matches(&options.filter))? {
+                found.push(s);
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(|s| complete(&tx, limit, config, s))
+        .collect()
+}
+
+pub(crate) fn put(
+    conn: &mut Connection,
+    limit: usize,
+    config: &CheckpointConfig,
+    mut checkpoint: Checkpoint,
+    metadata: &CheckpointMetadata,
+) -> Result<CheckpointConfig> {
+    let place = Place::of(config);
+    let what = checkpoint_what(&checkpoint.id, place);
+    let mut value_rows = Vec::new();
+    // A value of a channel with no version stays inline: there is no version to find
+    // it at again.
+    let values = std::mem::take(&mut checkpoint.channel_values);
+    let mut value_channels = Vec::new();
+    for (channel, value) in values {
+        let version = checkpoint.channel_versions.get(&channel).copied();
+        value_rows.push((
+            version_param(&channel, version.unwrap_or(0))?,
+            encode(&value, limit, || {
+                value_what(&channel, version.unwrap_or(0), place)
+            })?,
+            channel.clone(),
+        ));
+        match version {
+            Some(_) => value_channels.push(channel),
+            None => {
+                checkpoint.channel_values.insert(channel, value);
+            }
+        }
+    }
+    let checkpoint_json = encode(&checkpoint, limit, || what.clone())?;
+    let metadata_json = encode(metadata, limit, || format!("metadata of {what}"))?;
+    let value_channels = encode(&value_channels, limit, || format!("value list of {what}"))?;
+
+    let tx = write_tx(conn)?;
+    {
+        let mut insert_value = tx.prepare_cached(
+            "INSERT OR REPLACE INTO stategraph_values
+             (thread_id, checkpoint_ns, channel, version, value) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for (version, json, channel) in &value_rows {
+            insert_value.execute((
+                &config.thread_id,
+                &config.checkpoint_ns,
+                channel,
+                version,
+                json,
+            ))?;
+        }
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO stategraph_checkpoints
+             (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute((
+            &config.thread_id,
+            &config.checkpoint_ns,
+            &checkpoint.id,
+            &config.checkpoint_id,
+            &checkpoint_json,
+            &value_channels,
+            &metadata_json,
+        ))?;
+    }
+    tx.commit()?;
+    Ok(CheckpointConfig {
+        thread_id: config.thread_id.clone(),
+        checkpoint_ns: config.checkpoint_ns.clone(),
+        checkpoint_id: Some(checkpoint.id),
+    })
+}
+
+pub(crate) fn put_writes(
+    conn: &mut Connection,
+    limit: usize,
+    config: &CheckpointConfig,
+    writes: &[PendingWrite],
+) -> Result<()> {
+    let place = Place::of(config);
+    let id = config.checkpoint_id.as_deref().unwrap_or_default();
+    let encoded = writes
+        .iter()
+        .map(|w| {
+            encode(&w.value, limit, || {
+                format!(
+                    "pending write {} of task {} on checkpoint {id} of {place}",
+                    w.idx, w.task_id
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let tx = write_tx(conn)?;
+    {
+        // A task's own writes are fixed once stored; a special write (an error or an
+        // interrupt) is replaced by the task's latest.
+        let mut keep_first = tx.prepare_cached(
+            "INSERT OR IGNORE INTO stategraph_writes
+             (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        let mut keep_last = tx.prepare_cached(
+            "INSERT OR REPLACE INTO stategraph_writes
+             (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        for (w, json) in writes.iter().zip(&encoded) {
+            let insert = if w.channel.starts_with("__") {
+                &mut keep_last
+            } else {
+                &mut keep_first
+            };
+            insert.execute((
+                &config.thread_id,
+                &config.checkpoint_ns,
+                id,
+                &w.task_id,
+                w.idx,
+                &w.channel,
+                json,
+            ))?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn channel_history(
+    conn: &mut Connection,
+    limit: usize,
+    config: &CheckpointConfig,
+    channel: &str,
+    from: u64,
+    to: u64,
+) -> Result<Vec<(u64, StoredValue)>> {
+    let (Ok(from), to) = (i64::try_from(from), i64::try_from(to).unwrap_or(i64::MAX)) else {
+        return Ok(Vec::new());
+    };
+    let place = Place::of(config);
+    let mut stmt = conn.prepare_cached(
+        "SELECT version, value FROM stategraph_values
+         WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND channel = ?3
+           AND version BETWEEN ?4 AND ?5
+         ORDER BY version",
+    )?;
+    let mut rows = stmt.query((&config.thread_id, &config.checkpoint_ns, channel, from, to))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        // Within `from..=to`, so never negative.
+        let version = u64::try_from(row.get::<_, i64>(0)?).unwrap_or(0);
+        out.push((
+            version,
+            decode(row, 1, limit, || value_what(channel, version, place))?,
+        ));
+    }
+    Ok(out)
+}
+
+const TABLES: [&str; 3] = [
+    "stategraph_checkpoints",
+    "stategraph_writes",
+    "stategraph_values",
+];
+
+pub(crate) fn delete_thread(conn: &mut Connection, thread_id: &str) -> Result<()> {
+    let tx = write_tx(conn)?;
+    for table in TABLES {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE thread_id = ?1"),
+            [thread_id],
+        )?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn copy_thread(conn: &mut Connection, from: &str, to: &str) -> Result<()> {
+    if from == to {
+        return Ok(());
+    }
+    let tx = write_tx(conn)?;
+    for table in TABLES {
+        tx.execute(&format!("DELETE FROM {table} WHERE thread_id = ?1"), [to])?;
+    }
+    tx.execute(
+        "INSERT INTO stategraph_checkpoints
+         (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata)
+         SELECT ?2, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata
+         FROM stategraph_checkpoints WHERE thread_id = ?1",
+        [from, to],
+    )?;
+    tx.execute(
+        "INSERT INTO stategraph_writes
+         (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+         SELECT ?2, checkpoint_ns, checkpoint_id, task_id, idx, channel, value
+         FROM stategraph_writes WHERE thread_id = ?1",
+        [from, to],
+    )?;
+    tx.execute(
+        "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
+         SELECT ?2, checkpoint_ns, channel, version, value
+         FROM stategraph_values WHERE thread_id = ?1",
+        [from, to],
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn prune(
+    conn: &mut Connection,
+    limit: usize,
+    thread_id: &str,
+    keep: usize,
+) -> Result<()> {
+    let keep = i64::try_from(keep).unwrap_or(i64::MAX);
+    let tx = write_tx(conn)?;
+    let namespaces: Vec<String> = tx
+        .prepare(
+            "SELECT checkpoint_ns FROM stategraph_checkpoints WHERE thread_id = ?1
+             UNION SELECT checkpoint_ns FROM stategraph_values WHERE thread_id = ?1",
+        )?
+        .query_map([thread_id], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for ns in &namespaces {
+        let place = Place {
+            thread: thread_id,
+            ns,
+        };
+        let dropped = "SELECT checkpoint_id FROM stategraph_checkpoints
+             WHERE thread_id = ?1 AND checkpoint_ns = ?2
+             ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?3";
+        tx.execute(
+            &format!(
+                "DELETE FROM stategraph_writes WHERE thread_id = ?1 AND checkpoint_ns = ?2
+                 AND checkpoint_id IN ({dropped})"
+            ),
+            (thread_id, ns, keep),
+        )?;
+        tx.execute(
+            &format!(
+                "DELETE FROM stategraph_checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2
+                 AND checkpoint_id IN ({dropped})"
+            ),
+            (thread_id, ns, keep),
+        )?;
+
+        // Per channel, the version ranges the kept checkpoints restore from.
+        let mut needed: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+        {
+            let mut stmt = tx.prepare(
+                "SELECT checkpoint_id, checkpoint FROM stategraph_checkpoints
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2",
+            )?;
+            let mut rows = stmt.query((thread_id, ns))?;
+            while let Some(row) = rows.next()? {
+                let id: String = row.get(0)?;
+                let checkpoint = decode_checkpoint(row, 1, limit, &checkpoint_what(&id, place))?;
+                for (channel, from, to) in needed_ranges(&checkpoint) {
+                    needed.entry(channel).or_default().push((from, to));
+                }
+            }
+        }
+        for ranges in needed.values_mut() {
+            *ranges = merged(std::mem::take(ranges));
+        }
+        let is_needed = |channel: &str, version: i64| {
+            let (Ok(version), Some(ranges)) = (u64::try_from(version), needed.get(channel)) else {
+                return false;
+            };
+            let after = ranges.partition_point(|&(from, _)| from <= version);
+            after > 0 && version <= ranges[after - 1].1
+        };
+        let stored: Vec<(String, i64)> = tx
+            .prepare(
+                "SELECT channel, version FROM stategraph_values
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2",
+            )?
+            .query_map((thread_id, ns), |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut delete = tx.prepare(
+            "DELETE FROM stategraph_values
+             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND channel = ?3 AND version = ?4",
+        )?;
+        for (channel, version) in stored {
+            if !is_needed(&channel, version) {
+                delete.execute((thread_id, ns, &channel, version))?;
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Sorted, disjoint ranges covering the same versions as `ranges`.
+fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (from, to) in ranges {
+        match out.last_mut() {
+            Some(last) if from <= last.1.saturating_add(1) => last.1 = last.1.max(to),
+            _ => out.push((from, to)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merged;
+
+    #[test]
+    fn merged_ranges_are_sorted_and_disjoint() {
+        assert_eq!(
+            merged(vec![
+                (5, 7),
+                (1, 2),
+                (3, 3),
+                (6, 9),
+                (12, 12),
+                (u64::MAX, u64::MAX)
+            ]),
+            [(1, 3), (5, 9), (12, 12), (u64::MAX, u64::MAX)]
+        );
+        assert!(merged(Vec::new()).is_empty());
+    }
+}
