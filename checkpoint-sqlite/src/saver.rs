@@ -297,6 +297,18 @@ impl CheckpointSaver for SqliteSaver {
         })
     }
 
+    fn max_version<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        channel: &'a str,
+    ) -> BoxFuture<'a, SaverResult<Option<u64>>> {
+        let config = config.clone();
+        let channel = channel.to_string();
+        self.run("max_version", move |conn, _| {
+            store::max_version(conn, &config, &channel)
+        })
+    }
+
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         let thread_id = thread_id.to_string();
         self.run("delete_thread", move |conn, _| {

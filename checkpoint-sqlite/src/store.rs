@@ -490,6 +490,20 @@ pub(crate) fn channel_history(
     Ok(out)
 }
 
+pub(crate) fn max_version(
+    conn: &mut Connection,
+    config: &CheckpointConfig,
+    channel: &str,
+) -> Result<Option<u64>> {
+    let highest: Option<i64> = conn.query_row(
+        "SELECT MAX(version) FROM stategraph_values
+         WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND channel = ?3",
+        (&config.thread_id, &config.checkpoint_ns, channel),
+        |row| row.get(0),
+    )?;
+    Ok(highest.and_then(|v| u64::try_from(v).ok()))
+}
+
 const TABLES: [&str; 3] = [
     "stategraph_checkpoints",
     "stategraph_writes",

@@ -311,6 +311,14 @@ pub async fn channel_history(saver: &dyn CheckpointSaver) {
         .await
         .expect("history");
     assert!(none.is_empty());
+    assert_eq!(
+        saver.max_version(&configs[5], "log").await.expect("max"),
+        Some(6)
+    );
+    assert_eq!(
+        saver.max_version(&configs[5], "nope").await.expect("max"),
+        None
+    );
 }
 
 /// Deleting a thread removes everything of it and nothing else; unknown is a no-op.

@@ -246,6 +246,25 @@ impl CheckpointSaver for InMemorySaver {
         })
     }
 
+    fn max_version<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        channel: &'a str,
+    ) -> BoxFuture<'a, SaverResult<Option<u64>>> {
+        Box::pin(async move {
+            let threads = self.lock();
+            Ok(threads
+                .get(&config.thread_id)
+                .and_then(|t| t.get(&config.checkpoint_ns))
+                .and_then(|ns| {
+                    ns.values
+                        .range((channel.to_string(), 0)..=(channel.to_string(), u64::MAX))
+                        .next_back()
+                        .map(|((_, v), _)| *v)
+                }))
+        })
+    }
+
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             self.lock().remove(thread_id);

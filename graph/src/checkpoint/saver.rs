@@ -58,6 +58,19 @@ pub trait CheckpointSaver: Send + Sync + 'static {
         to: u64,
     ) -> BoxFuture<'a, SaverResult<Vec<(u64, StoredValue)>>>;
 
+    /// The highest version of `channel` stored in the thread (any branch), if any.
+    /// Savers should override this with a query that reads no values.
+    fn max_version<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        channel: &'a str,
+    ) -> BoxFuture<'a, SaverResult<Option<u64>>> {
+        Box::pin(async move {
+            let all = self.channel_history(config, channel, 0, u64::MAX).await?;
+            Ok(all.last().map(|(v, _)| *v))
+        })
+    }
+
     /// Removes every checkpoint, write and value of the thread; a no-op for an unknown
     /// thread.
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>>;

@@ -354,16 +354,8 @@ impl<'g, S: GraphState> Loop<'g, S> {
             // thread's highest version and is stored whole by the next checkpoint.
             for info in S::CHANNELS {
                 let i = info.index;
-                let above = p
-                    .saver
-                    .channel_history(
-                        &t.config,
-                        info.name,
-                        self.versions[i].saturating_add(1),
-                        u64::MAX,
-                    )
-                    .await?;
-                if let Some((highest, _)) = above.last() {
+                let highest = p.saver.max_version(&t.config, info.name).await?;
+                if let Some(highest) = highest.filter(|h| *h > self.versions[i]) {
                     self.versions[i] = highest.saturating_add(1);
                     self.bases[i] = None;
                     p.unsaved.record(i, crate::state::Change::Replaced);
