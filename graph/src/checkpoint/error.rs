@@ -92,14 +92,6 @@ pub enum CheckpointError {
         /// The missing version.
         version: u64,
     },
-    /// A free-form value carries a tag that is not allowed.
-    #[error(
-        "stored value carries tag `{tag}`, which is not in the allowlist; register the type with the saver's serializer if it is yours"
-    )]
-    UnknownTag {
-        /// The tag found.
-        tag: String,
-    },
     /// A stored task or node is not part of this graph.
     #[error("checkpoint {id} refers to node `{node}`, which this graph does not have")]
     UnknownNode {
