@@ -58,6 +58,11 @@ impl Frontier {
         }
     }
 
+    /// Whether no task is planned.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.pulls.is_empty() && self.pushes.is_empty()
+    }
+
     /// Drops every planned task.
     pub(crate) fn clear(&mut self) {
         for node in self.pulls.drain(..) {

@@ -35,6 +35,26 @@ use tasks::{Known, StepTasks, TaskSink};
 /// The writer name of a run's input in error messages.
 const INPUT_WRITER: &str = "__input__";
 
+/// Task id prefix of resume commands saved on a paused checkpoint.
+const COMMAND_TASK: &str = "__command__";
+
+/// Task ids of a step: `{step}:{node}` for tasks scheduled by edges (one per node),
+/// `{step}:{node}:send{k}` for the k-th `Send` task. Adding a task to a paused step
+/// never changes the ids of the others.
+pub(crate) fn task_ids<'a>(step: i64, tasks: impl Iterator<Item = (&'a str, bool)>) -> Vec<String> {
+    let mut sends = 0;
+    tasks
+        .map(|(node, is_send)| {
+            if is_send {
+                sends += 1;
+                format!("{step}:{node}:send{}", sends - 1)
+            } else {
+                format!("{step}:{node}")
+            }
+        })
+        .collect()
+}
+
 /// Metadata key of a checkpoint's run history: for each step since the previous
 /// checkpoint, the channel versions its tasks read and, per task, the node, task id,
 /// duration, whether it wrote, was resumed from saved writes or served from cache, and
@@ -161,6 +181,8 @@ struct Persist {
     durability: config::Durability,
     /// Whether this run changed anything since the last saved checkpoint.
     dirty: bool,
+    /// Resume commands saved on the loaded checkpoint (the next one's number).
+    commands: usize,
     /// Steps run since the last saved checkpoint, for its metadata.
     history: Vec<StepRecord>,
     /// Nodes that wrote in the last step (for `update_state` without `as_node`).
@@ -228,7 +250,50 @@ impl<'g, S: GraphState> Loop<'g, S> {
         if config.recursion_limit == 0 {
             return Err(RunError::ZeroRecursionLimit);
         }
-        let mut lp = Loop {
+        let mut lp = Self::fresh(g, config);
+        let Some(saver) = &g.saver else {
+            return Ok(lp);
+        };
+        let thread = config
+            .thread_id
+            .as_deref()
+            .ok_or(RunError::MissingThreadId)?;
+        let at = persist::config_at(thread, config.checkpoint_id.clone());
+        let tuple = saver.get_tuple(&at).await?;
+        lp.attach(saver.clone(), thread);
+        match (tuple, &config.checkpoint_id) {
+            (Some(t), at) => {
+                lp.load(&t, at.is_some()).await?;
+                if at.is_some() && fork {
+                    lp.save(CheckpointSource::Fork).await?;
+                }
+            }
+            (None, Some(id)) => {
+                return Err(RunError::UnknownCheckpoint {
+                    thread: thread.to_string(),
+                    id: id.clone(),
+                });
+            }
+            (None, None) => {}
+        }
+        Ok(lp)
+    }
+
+    /// The loop a run continuing from `tuple` would start with (for `get_state`).
+    pub(crate) async fn inspect(
+        g: &'g Graph<S>,
+        config: &'g RunConfig,
+        saver: Arc<dyn CheckpointSaver>,
+        tuple: &CheckpointTuple,
+    ) -> Result<Self, RunError> {
+        let mut lp = Self::fresh(g, config);
+        lp.attach(saver, &tuple.config.thread_id);
+        lp.load(tuple, false).await?;
+        Ok(lp)
+    }
+
+    fn fresh(g: &'g Graph<S>, config: &'g RunConfig) -> Self {
+        Loop {
             g,
             config,
             state: S::default(),
@@ -246,17 +311,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
             persist: None,
             input_applied: false,
             resuming: false,
-        };
-        let Some(saver) = &g.saver else {
-            return Ok(lp);
-        };
-        let thread = config
-            .thread_id
-            .as_deref()
-            .ok_or(RunError::MissingThreadId)?;
-        let at = persist::config_at(thread, config.checkpoint_id.clone());
-        let tuple = saver.get_tuple(&at).await?;
-        lp.persist = Some(Persist {
+        }
+    }
+
+    fn attach(&mut self, saver: Arc<dyn CheckpointSaver>, thread: &str) {
+        let config = self.config;
+        self.persist = Some(Persist {
             saver: saver.clone(),
             thread: thread.to_string(),
             parent: None,
@@ -266,27 +326,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
             background: None,
             durability: config.durability,
             dirty: false,
+            commands: 0,
             history: Vec::new(),
             last_writers: Vec::new(),
             waiting: HashMap::new(),
             answers: HashMap::new(),
         });
-        match (tuple, &config.checkpoint_id) {
-            (Some(t), at) => {
-                lp.load(&t, at.is_some()).await?;
-                if at.is_some() && fork {
-                    lp.save(CheckpointSource::Fork).await?;
-                }
-            }
-            (None, Some(id)) => {
-                return Err(RunError::UnknownCheckpoint {
-                    thread: thread.to_string(),
-                    id: id.clone(),
-                });
-            }
-            (None, None) => {}
-        }
-        Ok(lp)
     }
 
     async fn load(&mut self, t: &CheckpointTuple, fork: bool) -> Result<(), RunError> {
@@ -391,6 +436,53 @@ impl<'g, S: GraphState> Loop<'g, S> {
             for id in done {
                 p.waiting.remove(&id);
             }
+            // Resume commands given while paused here are applied again, in order.
+            let mut commands: Vec<(usize, Vec<PendingWrite>)> = p
+                .resumed
+                .iter()
+                .filter_map(|(task, writes)| {
+                    let n = task
+                        .strip_prefix(COMMAND_TASK)?
+                        .strip_prefix(':')?
+                        .parse()
+                        .ok()?;
+                    Some((n, writes.clone()))
+                })
+                .collect();
+            commands.sort_by_key(|(n, _)| *n);
+            p.commands = commands.last().map_or(0, |(n, _)| n + 1);
+            let mut outputs = Vec::new();
+            for (_, writes) in &commands {
+                let writes: Vec<&PendingWrite> = writes.iter().collect();
+                outputs.push(persist::decode_output(self.g, id, &writes)?);
+            }
+            for out in outputs {
+                self.apply_command_output(out)?;
+            }
+            if let Some(p) = &mut self.persist {
+                // The replayed commands are part of the loaded step, not new changes.
+                p.dirty = false;
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a resume command's update and destinations to the paused step.
+    fn apply_command_output(&mut self, command: NodeOutput<S>) -> Result<(), RunError> {
+        if !command.writes.is_empty() {
+            let writes = command
+                .writes
+                .into_iter()
+                .map(|u| Write::new(INPUT_WRITER, u))
+                .collect();
+            let changes = self
+                .state
+                .apply_writes(writes)
+                .map_err(|source| RunError::InvalidUpdate { step: None, source })?;
+            self.record(&changes);
+        }
+        for target in command.goto {
+            schedule(self.g, target, INPUT_WRITER, &mut self.next)?;
         }
         Ok(())
     }
@@ -409,22 +501,32 @@ impl<'g, S: GraphState> Loop<'g, S> {
 
     /// Applies a resume command: answers go to the waiting tasks, its update is
     /// written, its destinations join the paused step.
-    fn apply_command(&mut self, command: Command<S>) -> Result<(), RunError> {
+    async fn apply_command(&mut self, command: Command<S>) -> Result<(), RunError> {
         self.require_checkpoint()?;
         let Command {
             update,
             goto,
             resume,
         } = command;
-        if let Some(update) = update {
-            let changes = self
-                .state
-                .apply_writes(vec![Write::new(INPUT_WRITER, update)])
-                .map_err(|source| RunError::InvalidUpdate { step: None, source })?;
-            self.record(&changes);
-        }
-        for target in goto {
-            schedule(self.g, target, INPUT_WRITER, &mut self.next)?;
+        // The update and destinations are saved as writes of a command task on the
+        // paused checkpoint, so they survive this run pausing again.
+        let command = NodeOutput {
+            writes: update.into_iter().collect(),
+            goto,
+        };
+        if !command.writes.is_empty() || !command.goto.is_empty() {
+            // Saved on the checkpoint it was given on, whatever the durability: a later
+            // checkpoint already contains its effect.
+            if let Some(p) = &self.persist {
+                let task = format!("{COMMAND_TASK}:{}", p.commands);
+                let writes = persist::encode_output(self.g, &task, &command)?;
+                let at = persist::config_at(&p.thread, p.parent.clone());
+                p.saver.put_writes(&at, writes).await?;
+            }
+            if let Some(p) = &mut self.persist {
+                p.commands += 1;
+            }
+            self.apply_command_output(command)?;
         }
         let Some(p) = &mut self.persist else {
             return Ok(());
@@ -438,6 +540,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     reason: format!("the resume value does not serialize: {reason}"),
                 });
             }
+            // Nothing waiting but a step planned (a static breakpoint): the resume
+            // just continues.
+            Some(_) if pending.is_empty() && !self.next.is_empty() => Vec::new(),
             Some(Resume::Value(value)) => match pending.as_slice() {
                 [] => {
                     return Err(RunError::NothingToContinue {
@@ -479,7 +584,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 self.resuming = true;
             }
             RunInput::Command(command) => {
-                self.apply_command(command)?;
+                self.apply_command(command).await?;
                 self.resuming = true;
             }
         }
@@ -516,11 +621,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 Err(e) => {
                     if matches!(e, RunError::Node { .. }) {
                         self.next.put_back(tasks);
-                        if let Some(p) = &mut self.persist
-                            && p.durability == config::Durability::Exit
-                        {
-                            p.dirty = true;
-                        }
+                        self.mark_exit_dirty();
                         self.finish_failed().await?;
                     }
                     return Err(e);
@@ -584,13 +685,23 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     .unwrap_or_default(),
             });
         }
+        self.mark_exit_dirty();
+        self.finish_failed().await?;
+        Ok(self.output(values, interrupts))
+    }
+
+    /// With `Exit` durability, a run that stops on the step it loaded keeps that
+    /// checkpoint (its pending writes stay valid and this run's writes join them); a
+    /// run that moved on saves where it stopped.
+    fn mark_exit_dirty(&mut self) {
+        let moved_on = self.steps_run > 0
+            || self.input_applied
+            || self.persist.as_ref().is_some_and(|p| p.parent.is_none());
         if let Some(p) = &mut self.persist
             && p.durability == config::Durability::Exit
         {
-            p.dirty = true;
+            p.dirty = moved_on;
         }
-        self.finish_failed().await?;
-        Ok(self.output(values, interrupts))
     }
 
     /// Static breakpoint markers for the tasks whose nodes are listed in `compiled` or
@@ -730,21 +841,15 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
     }
 
-    fn task_id(&self, position: usize, task: &Task) -> String {
-        format!(
-            "{}:{}:{}",
-            self.step, self.g.nodes[task.node].name, position
-        )
-    }
-
     async fn superstep(&mut self, tasks: &[Task]) -> Result<StepEnd<S>, RunError> {
         let g = self.g;
         let step = usize::try_from(self.step).unwrap_or(0);
-        let ids: Vec<String> = tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| self.task_id(i, t))
-            .collect();
+        let ids = task_ids(
+            self.step,
+            tasks
+                .iter()
+                .map(|t| (&*g.nodes[t.node].name, t.payload.is_some())),
+        );
 
         // Tasks whose writes were saved before a crash or a sibling's failure are not
         // run again; their saved writes stand in for them. Tasks waiting on an
@@ -754,7 +859,15 @@ impl<'g, S: GraphState> Loop<'g, S> {
             .as_ref()
             .and_then(|p| p.parent.clone())
             .unwrap_or_default();
-        let keys: Vec<String> = ids.iter().map(|id| format!("{checkpoint}:{id}")).collect();
+        let thread = self
+            .persist
+            .as_ref()
+            .map(|p| p.thread.as_str())
+            .unwrap_or_default();
+        let keys: Vec<String> = ids
+            .iter()
+            .map(|id| format!("{thread}:{checkpoint}:{id}"))
+            .collect();
         let mut known: Vec<Known<S>> = Vec::with_capacity(tasks.len());
         let mut resume: Vec<Arc<[serde_json::Value]>> = Vec::with_capacity(tasks.len());
         if let Some(p) = &mut self.persist {

@@ -71,18 +71,16 @@ impl<S: GraphState> CompiledGraph<S> {
         tuple: CheckpointTuple,
         apply_pending: bool,
     ) -> Result<StateSnapshot<S>, RunError> {
-        let (saver, _) =
-            self.saver_for(&RunConfig::new().thread(tuple.config.thread_id.as_str()))?;
+        let saver = self
+            .graph
+            .saver
+            .clone()
+            .ok_or_else(|| RunError::NothingToContinue {
+                reason: "the graph has no checkpointer, so it keeps no state".into(),
+            })?;
         let g = &*self.graph;
-        let mut values = persist::restore::<S>(saver, &tuple, &g.migrations)
-            .await?
-            .state;
         let step = tuple.metadata.step.saturating_add(1);
-        let mut tasks = Vec::new();
-        let mut writes = Vec::new();
-        let mut interrupts = Vec::new();
-        for (position, planned) in tuple.checkpoint.next.iter().enumerate() {
-            let id = format!("{step}:{}:{position}", planned.node);
+        let task_info = |id: &str| {
             let own: Vec<&PendingWrite> = tuple
                 .pending_writes
                 .iter()
@@ -96,49 +94,66 @@ impl<S: GraphState> CompiledGraph<S> {
                     persist::WRITE_ERROR | persist::WRITE_INTERRUPT | persist::WRITE_RESUME
                 )
             });
-            let error = if has_writes {
-                None
-            } else {
-                own.iter()
-                    .find(|w| w.channel == persist::WRITE_ERROR)
-                    .map(|w| w.value.as_str().unwrap_or_default().to_string())
-            };
-            let interrupt = if has_writes {
-                None
-            } else {
-                own.iter()
-                    .filter(|w| w.channel == persist::WRITE_INTERRUPT)
-                    .max_by_key(|w| w.idx)
-                    .and_then(|w| serde_json::from_value::<Interrupt>(w.value.clone()).ok())
-            };
-            if let Some(i) = interrupt {
-                interrupts.push(i);
-            }
-            let own: Vec<&PendingWrite> = own
+            let error = (!has_writes)
+                .then(|| own.iter().find(|w| w.channel == persist::WRITE_ERROR))
+                .flatten()
+                .map(|w| w.value.as_str().unwrap_or_default().to_string());
+            (has_writes, error)
+        };
+        let (values, planned, interrupts) = if apply_pending {
+            // Exactly what a run continuing from here would start from: saved outputs
+            // of finished tasks applied, resume commands replayed, interrupts waiting.
+            let config = RunConfig::new();
+            let lp = super::Loop::inspect(g, &config, saver, &tuple).await?;
+            let planned: Vec<(String, bool)> = lp
+                .next
+                .planned()
                 .into_iter()
-                .filter(|w| {
-                    !matches!(
-                        w.channel.as_str(),
-                        persist::WRITE_ERROR | persist::WRITE_INTERRUPT | persist::WRITE_RESUME
-                    )
-                })
+                .map(|(n, payload)| (g.nodes[n].name.to_string(), payload.is_some()))
                 .collect();
-            if apply_pending && has_writes {
-                let out = persist::decode_output(g, &tuple.checkpoint.id, &own)?;
-                let name: std::sync::Arc<str> = planned.node.as_str().into();
-                writes.extend(out.writes.into_iter().map(|u| Write::new(name.clone(), u)));
+            let ids = super::task_ids(step, planned.iter().map(|(n, s)| (n.as_str(), *s)));
+            let mut values = lp.state.clone();
+            let mut writes = Vec::new();
+            let mut interrupts = Vec::new();
+            if let Some(p) = &lp.persist {
+                for ((node, _), id) in planned.iter().zip(&ids) {
+                    if let Some(saved) = p.resumed.get(id) {
+                        let saved: Vec<&PendingWrite> = saved.iter().collect();
+                        let out = persist::decode_output(g, &tuple.checkpoint.id, &saved)?;
+                        let name: std::sync::Arc<str> = node.as_str().into();
+                        writes.extend(out.writes.into_iter().map(|u| Write::new(name.clone(), u)));
+                    }
+                    if let Some(i) = p.waiting.get(id) {
+                        interrupts.push(i.clone());
+                    }
+                }
             }
+            if !writes.is_empty() {
+                values
+                    .apply_writes(writes)
+                    .map_err(|source| RunError::InvalidUpdate { step: None, source })?;
+            }
+            (values, planned, interrupts)
+        } else {
+            let restored = persist::restore::<S>(&*saver, &tuple, &g.migrations).await?;
+            let planned = tuple
+                .checkpoint
+                .next
+                .iter()
+                .map(|p| (p.node.clone(), p.payload.is_some()))
+                .collect();
+            (restored.state, planned, Vec::new())
+        };
+        let ids = super::task_ids(step, planned.iter().map(|(n, s)| (n.as_str(), *s)));
+        let mut tasks = Vec::new();
+        for ((node, _), id) in planned.iter().zip(ids) {
+            let (has_writes, error) = task_info(&id);
             tasks.push(TaskSnapshot {
                 id,
-                node: planned.node.clone(),
+                node: node.clone(),
                 error,
                 has_writes,
             });
-        }
-        if !writes.is_empty() {
-            values
-                .apply_writes(writes)
-                .map_err(|source| RunError::InvalidUpdate { step: None, source })?;
         }
         // The latest view leaves out tasks whose writes are already saved; a stored
         // checkpoint shows everything that was planned after it.
