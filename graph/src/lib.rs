@@ -13,6 +13,7 @@ pub mod retry;
 pub mod runtime;
 mod send;
 pub mod state;
+pub mod stream;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -43,6 +44,7 @@ pub use state::{
     RemoveAllMessages, RemoveMessage, Role, Sequence, SetLike, StateUpdate, ToolCall, Union,
     WithReducer, Write,
 };
+pub use stream::{DebugKind, RunStream, StreamEvent, StreamMode};
 
 /// The names most programs need: `use stategraph::prelude::*;`.
 ///
@@ -60,6 +62,7 @@ pub mod prelude {
         ChangeSet, ChannelKey, GraphState, Message, MessageLike, RemoveAllMessages, RemoveMessage,
         Role, StateUpdate, ToolCall, Write,
     };
+    pub use crate::stream::{StreamEvent, StreamMode};
     pub use stategraph_macros::{GraphState, node};
 }
 

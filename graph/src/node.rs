@@ -210,7 +210,6 @@ impl NodeError {
 }
 
 /// What a node receives when it runs.
-#[derive(Debug)]
 pub struct NodeContext {
     pub(crate) node: Arc<str>,
     pub(crate) step: usize,
@@ -221,6 +220,8 @@ pub struct NodeContext {
     /// Resume values for this task's `interrupt` calls, in call order.
     pub(crate) resume: Arc<[serde_json::Value]>,
     pub(crate) interrupts_called: std::sync::atomic::AtomicUsize,
+    /// Where `emit` sends custom events (set when the run is streamed with `CUSTOM`).
+    pub(crate) custom: Option<crate::stream::CustomSink>,
 }
 
 impl Clone for NodeContext {
@@ -236,11 +237,43 @@ impl Clone for NodeContext {
                 self.interrupts_called
                     .load(std::sync::atomic::Ordering::Relaxed),
             ),
+            custom: self.custom.clone(),
         }
     }
 }
 
+impl fmt::Debug for NodeContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeContext")
+            .field("node", &self.node)
+            .field("step", &self.step)
+            .field("attempt", &self.attempt)
+            .field("thread_id", &self.thread_id)
+            .finish_non_exhaustive()
+    }
+}
+
 impl NodeContext {
+    /// Sends `value` to the run's stream as a `custom` event, while the node is still
+    /// running. Waits while the stream's buffer is full; does nothing when the run is
+    /// not streamed with `StreamMode::CUSTOM`.
+    ///
+    /// # Errors
+    /// `value` does not serialize.
+    pub async fn emit(&self, value: impl serde::Serialize) -> Result<(), NodeError> {
+        let Some(sink) = &self.custom else {
+            return Ok(());
+        };
+        let value = serde_json::to_value(value).map_err(|e| {
+            NodeError::msg(format!(
+                "custom event of node `{}` does not serialize: {e}",
+                self.node
+            ))
+        })?;
+        sink(self.node.to_string(), value).await;
+        Ok(())
+    }
+
     /// The running node's name.
     pub fn node(&self) -> &str {
         &self.node

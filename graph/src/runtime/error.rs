@@ -116,6 +116,9 @@ pub enum RunError {
     /// Saving or loading a checkpoint failed.
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+    /// `stream` was called outside a tokio runtime.
+    #[error("`stream` needs a tokio runtime to run the graph on; call it from async code")]
+    NoRuntime,
     /// `invoke_blocking` was called from inside an async runtime.
     #[error(
         "`invoke_blocking` cannot run inside an async runtime; call `invoke(..).await` instead"

@@ -28,6 +28,7 @@ use crate::node::{
     BoxFuture, Command, Goto, Interrupt, NodeError, NodeOutput, Resume, interrupt_id,
 };
 use crate::state::{ChangeSet, GraphState, Write};
+use crate::stream::{DebugKind, Emitter, RunStream, StreamEvent, StreamMode};
 use frontier::{Frontier, Task};
 use persist::{Bases, Versions};
 use tasks::{Known, StepTasks, TaskSink};
@@ -109,7 +110,54 @@ impl<S: GraphState> CompiledGraph<S> {
     }
 }
 
+/// Events a stream buffers before the run waits for the consumer.
+const STREAM_BUFFER: usize = 64;
+
 impl<S: GraphState> CompiledGraph<S> {
+    /// Runs the graph like [`CompiledGraph::invoke`] — the same execution — and
+    /// streams its events for `modes` (see [`crate::stream`] for their order). The run
+    /// proceeds on a tokio task; it waits whenever the consumer is 64 events behind.
+    /// Dropping the stream cancels the run: in-flight nodes are dropped, and with a
+    /// checkpointer the thread stays at its last saved checkpoint, ready to continue.
+    ///
+    /// Must be called inside a tokio runtime; otherwise the stream yields
+    /// [`RunError::NoRuntime`].
+    pub fn stream(
+        &self,
+        input: impl Into<RunInput<S>>,
+        config: &RunConfig,
+        modes: StreamMode,
+    ) -> RunStream<S> {
+        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_BUFFER);
+        if tokio::runtime::Handle::try_current().is_err() {
+            let _ = tx.try_send(Err(RunError::NoRuntime));
+            return RunStream { rx, run: None };
+        }
+        let graph = self.graph.clone();
+        let config = config.clone();
+        let input = input.into();
+        let emitter = Emitter {
+            tx: tx.clone(),
+            modes,
+        };
+        let span = tracing::info_span!("stategraph.run", thread_id = config.thread_id.as_deref());
+        let run = tokio::spawn(
+            async move {
+                let result = async {
+                    let mut lp = Loop::start(&graph, &config).await?;
+                    lp.emitter = Some(emitter);
+                    lp.run(input).await
+                }
+                .await;
+                if let Err(e) = result {
+                    let _ = tx.send(Err(e)).await;
+                }
+            }
+            .instrument(span),
+        );
+        RunStream { rx, run: Some(run) }
+    }
+
     /// Writes `update` to the thread as if `as_node` had returned it: through the
     /// reducers, into a new `update` checkpoint whose next tasks are what follows
     /// `as_node` (its edges, joins and routers). Applied to the thread's latest
@@ -228,6 +276,8 @@ struct Loop<'g, S: GraphState> {
     persist: Option<Persist>,
     /// Whether this run applied new input.
     input_applied: bool,
+    /// Where a streamed run's events go.
+    emitter: Option<Emitter<S>>,
     /// The first step of a run that continues a paused thread does not stop again at
     /// the `interrupt_before` breakpoint it paused on.
     resuming: bool,
@@ -310,6 +360,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             steps_run: 0,
             persist: None,
             input_applied: false,
+            emitter: None,
             resuming: false,
         }
     }
@@ -687,6 +738,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
         self.mark_exit_dirty();
         self.finish_failed().await?;
+        if let Some(em) = &self.emitter {
+            em.send(StreamEvent::Interrupt {
+                interrupts: interrupts.clone(),
+            })
+            .await;
+        }
         Ok(self.output(values, interrupts))
     }
 
@@ -750,6 +807,15 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
         for b in &self.g.start_branches {
             follow_route(self.g, b, &self.state, "START", &mut self.next)?;
+        }
+        if let Some(em) = &self.emitter
+            && em.wants(StreamMode::VALUES)
+        {
+            em.send(StreamEvent::Values {
+                step: self.step,
+                values: self.state.clone(),
+            })
+            .await;
         }
         if self
             .persist
@@ -913,13 +979,36 @@ impl<'g, S: GraphState> Loop<'g, S> {
             .map(|k| matches!(k, Known::Output(_)))
             .collect();
         let answered: Vec<usize> = resume.iter().map(|r| r.len()).collect();
+        if let Some(em) = &self.emitter {
+            for (task, id) in tasks.iter().zip(&ids) {
+                let node = g.nodes[task.node].name.to_string();
+                let input = match &task.payload {
+                    Some(p) => {
+                        let send = crate::send::Send::<S>::from_parts(
+                            g.nodes[task.node].name.clone(),
+                            p.clone(),
+                        );
+                        persist::encode_payload(g, &send).ok()
+                    }
+                    None => None,
+                };
+                em.send_with_debug(self.step, DebugKind::Task, || StreamEvent::TaskStart {
+                    step: self.step,
+                    id: id.clone(),
+                    node: node.clone(),
+                    input: input.clone(),
+                })
+                .await;
+            }
+        }
         let step_tasks = StepTasks {
             tasks,
             keys: &keys,
             resume: &resume,
             known,
+            custom: self.emitter.as_ref().and_then(Emitter::custom_sink),
         };
-        let outcome = match &mut self.persist {
+        let executed = match &mut self.persist {
             Some(p) => {
                 let mut sink = PersistSink {
                     g,
@@ -935,10 +1024,71 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     self.config,
                     Some(&mut sink),
                 )
-                .await?
+                .await
             }
-            None => tasks::execute(g, step_tasks, &self.state, step, self.config, None).await?,
+            None => tasks::execute(g, step_tasks, &self.state, step, self.config, None).await,
         };
+        let outcome = match executed {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                if let (Some(em), RunError::Node { node, source, .. }) = (&self.emitter, &e) {
+                    let id = tasks
+                        .iter()
+                        .zip(&ids)
+                        .find(|(t, _)| *g.nodes[t.node].name == **node)
+                        .map(|(_, id)| id.clone())
+                        .unwrap_or_default();
+                    em.send_with_debug(self.step, DebugKind::TaskResult, || {
+                        StreamEvent::TaskResult {
+                            step: self.step,
+                            id: id.clone(),
+                            node: node.clone(),
+                            error: Some(source.to_string()),
+                            result: Vec::new(),
+                            interrupts: Vec::new(),
+                            resumed: false,
+                        }
+                    })
+                    .await;
+                }
+                return Err(e);
+            }
+        };
+        if let Some(em) = &self.emitter {
+            for (i, (task, id)) in tasks.iter().zip(&ids).enumerate() {
+                let node = g.nodes[task.node].name.to_string();
+                let updates: Vec<S::Update> = outcome.outputs[i]
+                    .as_ref()
+                    .map(|o| o.writes.clone())
+                    .unwrap_or_default();
+                let interrupts: Vec<Interrupt> = outcome
+                    .interrupts
+                    .iter()
+                    .filter(|(j, _)| *j == i)
+                    .map(|(_, int)| int.clone())
+                    .collect();
+                if outcome.interrupts.is_empty() && em.wants(StreamMode::UPDATES) {
+                    em.send(StreamEvent::Updates {
+                        step: self.step,
+                        node: node.clone(),
+                        updates: updates.clone(),
+                    })
+                    .await;
+                }
+                em.send_with_debug(self.step, DebugKind::TaskResult, || {
+                    StreamEvent::TaskResult {
+                        step: self.step,
+                        id: id.clone(),
+                        node: node.clone(),
+                        error: None,
+                        result: updates.clone(),
+                        interrupts: interrupts.clone(),
+                        resumed: resumed[i],
+                    }
+                })
+                .await;
+            }
+        }
         let durations = outcome.durations;
         if !outcome.interrupts.is_empty() {
             // The step is not committed; report the values with the finished tasks'
@@ -1085,6 +1235,15 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 seen.iter_mut().for_each(|s| *s = false);
             }
         }
+        if let Some(em) = &self.emitter
+            && em.wants(StreamMode::VALUES)
+        {
+            em.send(StreamEvent::Values {
+                step: self.step,
+                values: self.state.clone(),
+            })
+            .await;
+        }
         if let (Some(p), Some(history), Some(seen)) = (&mut self.persist, history, seen_before) {
             p.last_writers = history
                 .iter()
@@ -1189,10 +1348,27 @@ impl<'g, S: GraphState> Loop<'g, S> {
         if let Some(parent) = &p.parent {
             metadata.parents.insert(String::new(), parent.clone());
         }
-        let parent = persist::config_at(&p.thread, p.parent.replace(id));
+        let parent = persist::config_at(&p.thread, p.parent.replace(id.clone()));
+        let event = self
+            .emitter
+            .as_ref()
+            .filter(|em| em.wants(StreamMode::CHECKPOINTS | StreamMode::DEBUG))
+            .map(|_| {
+                (
+                    parent.clone(),
+                    metadata.clone(),
+                    checkpoint
+                        .next
+                        .iter()
+                        .map(|t| t.node.clone())
+                        .collect::<Vec<_>>(),
+                )
+            });
+        let config = persist::config_at(&p.thread, Some(id));
         if p.durability == config::Durability::Async {
             let saver = p.saver.clone();
             let previous = p.background.take();
+            let parent = parent.clone();
             p.background = Some(tokio::spawn(async move {
                 if let Some(previous) = previous {
                     join_background(previous).await?;
@@ -1201,6 +1377,17 @@ impl<'g, S: GraphState> Loop<'g, S> {
             }));
         } else {
             p.saver.put(&parent, checkpoint, metadata).await?;
+        }
+        if let (Some(em), Some((parent, metadata, next))) = (&self.emitter, event) {
+            let parent_config = parent.checkpoint_id.is_some().then_some(parent);
+            em.send_with_debug(step, DebugKind::Checkpoint, || StreamEvent::Checkpoint {
+                config: config.clone(),
+                parent_config: parent_config.clone(),
+                values: self.state.clone(),
+                metadata: metadata.clone(),
+                next: next.clone(),
+            })
+            .await;
         }
         if source == CheckpointSource::Fork {
             self.step = self.step.saturating_add(1);

@@ -51,6 +51,8 @@ pub(crate) struct StepTasks<'a, S: GraphState> {
     pub(crate) resume: &'a [Arc<[serde_json::Value]>],
     /// Per task: an output already known (saved writes), or an unanswered interrupt.
     pub(crate) known: Vec<Known<S>>,
+    /// Where `NodeContext::emit` sends custom events.
+    pub(crate) custom: Option<crate::stream::CustomSink>,
 }
 
 /// A task whose outcome is already known.
@@ -81,6 +83,7 @@ struct TaskEnv<'a> {
     config: &'a RunConfig,
     key: &'a str,
     resume: &'a Arc<[serde_json::Value]>,
+    custom: &'a Option<crate::stream::CustomSink>,
 }
 
 fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeContext {
@@ -92,6 +95,7 @@ fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeCont
         task_key: Arc::from(env.key),
         resume: env.resume.clone(),
         interrupts_called: AtomicUsize::new(0),
+        custom: env.custom.clone(),
     }
 }
 
@@ -177,6 +181,7 @@ pub(crate) async fn execute<S: GraphState>(
         keys,
         resume,
         known,
+        custom,
     } = step_tasks;
     let mut outcome = Outcome {
         outputs: Vec::with_capacity(tasks.len()),
@@ -204,6 +209,7 @@ pub(crate) async fn execute<S: GraphState>(
         config,
         key: keys.get(i).map_or("", String::as_str),
         resume: resume.get(i).unwrap_or(&no_resume),
+        custom: &custom,
     };
     let limit = config.max_concurrency.unwrap_or(usize::MAX);
     let mut in_flight = FuturesUnordered::new();

@@ -1,0 +1,365 @@
+//! Streaming a run: typed events, in a documented deterministic order, through a
+//! bounded buffer (a slow consumer slows the run down; memory stays bounded).
+//!
+//! Within one superstep the order is: a task-start event per task (task order), live
+//! `custom` events while nodes run, then per task (task order) its `updates` event
+//! and its task-result event, then the step's `values`, then its `checkpoints` event.
+//! `debug` events wrap task and checkpoint events right after them. A pause ends
+//! the stream with an `interrupt` event.
+
+use std::fmt;
+use std::ops::BitOr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use serde_json::Value;
+
+use crate::checkpoint::{CheckpointConfig, CheckpointMetadata};
+use crate::node::{BoxFuture, Interrupt};
+use crate::runtime::RunError;
+use crate::state::GraphState;
+
+/// Which events a stream carries; combine with `|`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StreamMode(u8);
+
+impl StreamMode {
+    /// The full state after the input and after every superstep.
+    pub const VALUES: Self = Self(1);
+    /// Each task's update, after its step.
+    pub const UPDATES: Self = Self(1 << 1);
+    /// Task start and task result events.
+    pub const TASKS: Self = Self(1 << 2);
+    /// Each saved checkpoint (only with a checkpointer).
+    pub const CHECKPOINTS: Self = Self(1 << 3);
+    /// Task and checkpoint events wrapped with step, timestamp and type.
+    pub const DEBUG: Self = Self(1 << 4);
+    /// Values nodes emit with `NodeContext::emit`, delivered while they run.
+    pub const CUSTOM: Self = Self(1 << 5);
+    /// Every mode.
+    pub const ALL: Self = Self(0b11_1111);
+
+    /// Whether every mode of `other` is in `self`.
+    pub const fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Whether any mode of `other` is in `self`.
+    pub const fn intersects(self, other: Self) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+impl BitOr for StreamMode {
+    type Output = Self;
+    fn bitor(self, rhs: Self) -> Self {
+        Self(self.0 | rhs.0)
+    }
+}
+
+impl fmt::Debug for StreamMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = [
+            (Self::VALUES, "VALUES"),
+            (Self::UPDATES, "UPDATES"),
+            (Self::TASKS, "TASKS"),
+            (Self::CHECKPOINTS, "CHECKPOINTS"),
+            (Self::DEBUG, "DEBUG"),
+            (Self::CUSTOM, "CUSTOM"),
+        ];
+        let set: Vec<&str> = names
+            .iter()
+            .filter(|(m, _)| self.contains(*m))
+            .map(|(_, n)| *n)
+            .collect();
+        write!(f, "StreamMode({})", set.join(" | "))
+    }
+}
+
+/// What a debug event wraps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DebugKind {
+    /// A task started.
+    Task,
+    /// A task finished (or failed, or paused).
+    TaskResult,
+    /// A checkpoint was saved.
+    Checkpoint,
+}
+
+/// One event of a streamed run.
+pub enum StreamEvent<S: GraphState> {
+    /// `VALUES`: the state after the input (`step` -1 on a fresh thread) or a step.
+    Values {
+        /// The superstep.
+        step: i64,
+        /// The state.
+        values: S,
+    },
+    /// `UPDATES`: what one task wrote (empty when the node returned nothing).
+    Updates {
+        /// The superstep.
+        step: i64,
+        /// The node.
+        node: String,
+        /// Its updates, in emission order.
+        updates: Vec<S::Update>,
+    },
+    /// `TASKS`: a task is starting.
+    TaskStart {
+        /// The superstep.
+        step: i64,
+        /// The task id.
+        id: String,
+        /// The node.
+        node: String,
+        /// A `Send` task's payload as JSON (`None` for tasks taking the state).
+        input: Option<Value>,
+    },
+    /// `TASKS`: a task ended.
+    TaskResult {
+        /// The superstep.
+        step: i64,
+        /// The task id.
+        id: String,
+        /// The node.
+        node: String,
+        /// Its error, if it failed.
+        error: Option<String>,
+        /// Its updates, if it finished.
+        result: Vec<S::Update>,
+        /// Its interrupts, if it paused.
+        interrupts: Vec<Interrupt>,
+        /// Whether its outcome came from writes saved by an earlier run.
+        resumed: bool,
+    },
+    /// `CHECKPOINTS`: a checkpoint was saved.
+    Checkpoint {
+        /// Names it.
+        config: CheckpointConfig,
+        /// Its parent.
+        parent_config: Option<CheckpointConfig>,
+        /// The state it holds.
+        values: S,
+        /// Its metadata.
+        metadata: CheckpointMetadata,
+        /// The nodes of the next step.
+        next: Vec<String>,
+    },
+    /// `DEBUG`: a task or checkpoint event with its step, time and type.
+    Debug {
+        /// The superstep.
+        step: i64,
+        /// When (RFC 3339).
+        timestamp: String,
+        /// What it wraps.
+        kind: DebugKind,
+        /// The wrapped event.
+        event: Box<StreamEvent<S>>,
+    },
+    /// `CUSTOM`: a value a node emitted, delivered while it runs.
+    Custom {
+        /// The node.
+        node: String,
+        /// The value.
+        value: Value,
+    },
+    /// The run paused: dynamic interrupts carry their values; static breakpoints
+    /// carry `null`. Always delivered, whatever the modes.
+    Interrupt {
+        /// The pending interrupts.
+        interrupts: Vec<Interrupt>,
+    },
+}
+
+impl<S: GraphState> StreamEvent<S> {
+    /// The mode this event belongs to (`Interrupt` events belong to every mode).
+    pub fn mode(&self) -> StreamMode {
+        match self {
+            StreamEvent::Values { .. } => StreamMode::VALUES,
+            StreamEvent::Updates { .. } => StreamMode::UPDATES,
+            StreamEvent::TaskStart { .. } | StreamEvent::TaskResult { .. } => StreamMode::TASKS,
+            StreamEvent::Checkpoint { .. } => StreamMode::CHECKPOINTS,
+            StreamEvent::Debug { .. } => StreamMode::DEBUG,
+            StreamEvent::Custom { .. } => StreamMode::CUSTOM,
+            StreamEvent::Interrupt { .. } => StreamMode::ALL,
+        }
+    }
+}
+
+impl<S: GraphState + fmt::Debug> fmt::Debug for StreamEvent<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StreamEvent::Values { step, values } => f
+                .debug_struct("Values")
+                .field("step", step)
+                .field("values", values)
+                .finish(),
+            StreamEvent::Updates {
+                step,
+                node,
+                updates,
+            } => f
+                .debug_struct("Updates")
+                .field("step", step)
+                .field("node", node)
+                .field("updates", updates)
+                .finish(),
+            StreamEvent::TaskStart {
+                step,
+                id,
+                node,
+                input,
+            } => f
+                .debug_struct("TaskStart")
+                .field("step", step)
+                .field("id", id)
+                .field("node", node)
+                .field("input", input)
+                .finish(),
+            StreamEvent::TaskResult {
+                step,
+                id,
+                node,
+                error,
+                result,
+                interrupts,
+                resumed,
+            } => f
+                .debug_struct("TaskResult")
+                .field("step", step)
+                .field("id", id)
+                .field("node", node)
+                .field("error", error)
+                .field("result", result)
+                .field("interrupts", interrupts)
+                .field("resumed", resumed)
+                .finish(),
+            StreamEvent::Checkpoint {
+                config,
+                parent_config,
+                values,
+                metadata,
+                next,
+            } => f
+                .debug_struct("Checkpoint")
+                .field("config", config)
+                .field("parent_config", parent_config)
+                .field("values", values)
+                .field("metadata", metadata)
+                .field("next", next)
+                .finish(),
+            StreamEvent::Debug {
+                step,
+                timestamp,
+                kind,
+                event,
+            } => f
+                .debug_struct("Debug")
+                .field("step", step)
+                .field("timestamp", timestamp)
+                .field("kind", kind)
+                .field("event", event)
+                .finish(),
+            StreamEvent::Custom { node, value } => f
+                .debug_struct("Custom")
+                .field("node", node)
+                .field("value", value)
+                .finish(),
+            StreamEvent::Interrupt { interrupts } => f
+                .debug_struct("Interrupt")
+                .field("interrupts", interrupts)
+                .finish(),
+        }
+    }
+}
+
+pub(crate) type EventSender<S> = tokio::sync::mpsc::Sender<Result<StreamEvent<S>, RunError>>;
+
+/// Sends a run's events to its stream, filtered by mode.
+pub(crate) struct Emitter<S: GraphState> {
+    pub(crate) tx: EventSender<S>,
+    pub(crate) modes: StreamMode,
+}
+
+impl<S: GraphState> Emitter<S> {
+    pub(crate) fn wants(&self, mode: StreamMode) -> bool {
+        self.modes.intersects(mode)
+    }
+
+    /// Sends an event; waits while the buffer is full. A closed stream is ignored:
+    /// dropping the stream aborts the run anyway.
+    pub(crate) async fn send(&self, event: StreamEvent<S>) {
+        let _ = self.tx.send(Ok(event)).await;
+    }
+
+    /// Sends `event` if its mode is wanted, and its debug wrapper if debug is.
+    pub(crate) async fn send_with_debug(
+        &self,
+        step: i64,
+        kind: DebugKind,
+        event: impl Fn() -> StreamEvent<S>,
+    ) {
+        if self.wants(event().mode()) {
+            self.send(event()).await;
+        }
+        if self.wants(StreamMode::DEBUG) {
+            self.send(StreamEvent::Debug {
+                step,
+                timestamp: crate::checkpoint::now_rfc3339(),
+                kind,
+                event: Box::new(event()),
+            })
+            .await;
+        }
+    }
+
+    /// A type-erased sender of custom events for node contexts.
+    pub(crate) fn custom_sink(&self) -> Option<CustomSink> {
+        if !self.wants(StreamMode::CUSTOM) {
+            return None;
+        }
+        let tx = self.tx.clone();
+        Some(Arc::new(move |node: String, value: Value| {
+            let tx = tx.clone();
+            Box::pin(async move {
+                let _ = tx.send(Ok(StreamEvent::Custom { node, value })).await;
+            })
+        }))
+    }
+}
+
+/// Delivers a custom event (node name, value).
+pub(crate) type CustomSink = Arc<dyn Fn(String, Value) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// A streamed run: yields its events, then ends (with `Err` if the run failed).
+/// Dropping it cancels the run: in-flight nodes are dropped, and with a
+/// checkpointer the thread stays at its last saved checkpoint.
+pub struct RunStream<S: GraphState> {
+    pub(crate) rx: tokio::sync::mpsc::Receiver<Result<StreamEvent<S>, RunError>>,
+    pub(crate) run: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl<S: GraphState> Stream for RunStream<S> {
+    type Item = Result<StreamEvent<S>, RunError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+impl<S: GraphState> Drop for RunStream<S> {
+    fn drop(&mut self) {
+        if let Some(run) = &self.run {
+            run.abort();
+        }
+    }
+}
+
+impl<S: GraphState> fmt::Debug for RunStream<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunStream").finish_non_exhaustive()
+    }
+}
