@@ -117,6 +117,10 @@ pub enum StreamEvent<S: GraphState> {
         node: String,
         /// A `Send` task's payload as JSON (`None` for tasks taking the state).
         input: Option<Value>,
+        /// What scheduled it: `START`, a node (its edge), `branch:<node>` (a router),
+        /// `goto:<node>`, `join:<a>+<b>`, or `resume`. Empty for tasks restored from a
+        /// checkpoint.
+        triggers: Vec<String>,
     },
     /// `TASKS`: a task ended.
     TaskResult {
@@ -212,12 +216,14 @@ impl<S: GraphState + fmt::Debug> fmt::Debug for StreamEvent<S> {
                 id,
                 node,
                 input,
+                triggers,
             } => f
                 .debug_struct("TaskStart")
                 .field("step", step)
                 .field("id", id)
                 .field("node", node)
                 .field("input", input)
+                .field("triggers", triggers)
                 .finish(),
             StreamEvent::TaskResult {
                 step,

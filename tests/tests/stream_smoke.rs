@@ -77,3 +77,67 @@ async fn multi_mode_events_come_in_the_documented_order() {
     let invoked = g.invoke(S::update(), &RunConfig::new()).await.unwrap();
     assert_eq!(invoked.values.log, ["a", "b"]);
 }
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct J {
+    #[reducer(append)]
+    log: Vec<String>,
+}
+
+#[node]
+fn left(_: &J) -> JUpdate {
+    J::update().log(["left"])
+}
+
+#[node]
+fn right(_: &J) -> JUpdate {
+    J::update().log(["right"])
+}
+
+#[node]
+fn merge(_: &J) -> JUpdate {
+    J::update().log(["merge"])
+}
+
+#[node]
+fn worker(n: &u32) -> JUpdate {
+    J::update().log([format!("w{n}")])
+}
+
+#[tokio::test]
+async fn task_starts_say_what_scheduled_them() {
+    let g = StateGraph::<J>::new()
+        .add_node(left)
+        .add_node(right)
+        .add_node(merge)
+        .add_node(worker)
+        .add_edge(START, left)
+        .add_edge(START, right)
+        .add_edge([left, right], merge)
+        .add_conditional_edges(
+            merge,
+            |_: &J| Route::sends([stategraph::Send::new(worker, 7u32)]),
+            [worker],
+        )
+        .compile()
+        .unwrap();
+    let starts: Vec<(String, Vec<String>)> = g
+        .stream(J::update(), &RunConfig::new(), StreamMode::TASKS)
+        .filter_map(|e| async move {
+            match e.unwrap() {
+                StreamEvent::TaskStart { node, triggers, .. } => Some((node, triggers)),
+                _ => None,
+            }
+        })
+        .collect()
+        .await;
+    assert_eq!(
+        starts,
+        [
+            ("left".to_string(), vec!["START".to_string()]),
+            ("right".into(), vec!["START".into()]),
+            ("merge".into(), vec!["join:left+right".into()]),
+            ("worker".into(), vec!["branch:merge".into()]),
+        ]
+    );
+}

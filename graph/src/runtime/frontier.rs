@@ -9,12 +9,18 @@ pub(crate) type Payload = Arc<dyn Any + Send + Sync>;
 pub(crate) struct Task {
     pub(crate) node: usize,
     pub(crate) payload: Option<Payload>,
+    /// What scheduled it (recorded only for streams that report task starts).
+    pub(crate) triggers: Vec<Arc<str>>,
 }
 
 pub(crate) struct Frontier {
     scheduled: Vec<bool>,
     pulls: Vec<usize>,
-    pushes: Vec<(usize, Payload)>,
+    pushes: Vec<(usize, Payload, Vec<Arc<str>>)>,
+    /// Whether triggers are recorded, and what is scheduling right now.
+    tracking: bool,
+    source: Option<Arc<str>>,
+    triggers: Vec<Vec<Arc<str>>>,
 }
 
 impl Frontier {
@@ -23,10 +29,36 @@ impl Frontier {
             scheduled: vec![false; nodes],
             pulls: Vec::new(),
             pushes: Vec::new(),
+            tracking: false,
+            source: None,
+            triggers: Vec::new(),
         }
     }
 
+    /// Starts recording what schedules each task.
+    pub(crate) fn track(&mut self) {
+        self.tracking = true;
+        self.triggers = vec![Vec::new(); self.scheduled.len()];
+    }
+
+    /// Names what the following `pull`/`push` calls come from.
+    pub(crate) fn from(&mut self, source: impl FnOnce() -> String) {
+        if self.tracking {
+            self.source = Some(Arc::from(source()));
+        }
+    }
+
+    fn trigger(&self) -> Option<Arc<str>> {
+        self.source.clone().filter(|_| self.tracking)
+    }
+
     pub(crate) fn pull(&mut self, node: usize) {
+        if let Some(t) = self.trigger()
+            && let Some(list) = self.triggers.get_mut(node)
+            && !list.contains(&t)
+        {
+            list.push(t);
+        }
         if !self.scheduled[node] {
             self.scheduled[node] = true;
             self.pulls.push(node);
@@ -34,7 +66,8 @@ impl Frontier {
     }
 
     pub(crate) fn push(&mut self, node: usize, payload: Payload) {
-        self.pushes.push((node, payload));
+        let triggers = self.trigger().into_iter().collect();
+        self.pushes.push((node, payload, triggers));
     }
 
     /// The planned tasks in apply order, without taking them.
@@ -44,7 +77,7 @@ impl Frontier {
         pulls
             .into_iter()
             .map(|n| (n, None))
-            .chain(self.pushes.iter().map(|(n, p)| (*n, Some(p.clone()))))
+            .chain(self.pushes.iter().map(|(n, p, _)| (*n, Some(p.clone()))))
             .collect()
     }
 
@@ -52,8 +85,16 @@ impl Frontier {
     pub(crate) fn put_back(&mut self, tasks: Vec<Task>) {
         for task in tasks {
             match task.payload {
-                Some(p) => self.push(task.node, p),
-                None => self.pull(task.node),
+                Some(p) => self.pushes.push((task.node, p, task.triggers)),
+                None => {
+                    if let Some(list) = self.triggers.get_mut(task.node) {
+                        *list = task.triggers;
+                    }
+                    if !self.scheduled[task.node] {
+                        self.scheduled[task.node] = true;
+                        self.pulls.push(task.node);
+                    }
+                }
             }
         }
     }
@@ -67,6 +108,9 @@ impl Frontier {
     pub(crate) fn clear(&mut self) {
         for node in self.pulls.drain(..) {
             self.scheduled[node] = false;
+            if let Some(list) = self.triggers.get_mut(node) {
+                list.clear();
+            }
         }
         self.pushes.clear();
     }
@@ -78,14 +122,21 @@ impl Frontier {
         let mut tasks = Vec::with_capacity(self.pulls.len() + self.pushes.len());
         for node in self.pulls.drain(..) {
             self.scheduled[node] = false;
+            let triggers = self
+                .triggers
+                .get_mut(node)
+                .map(std::mem::take)
+                .unwrap_or_default();
             tasks.push(Task {
                 node,
                 payload: None,
+                triggers,
             });
         }
-        tasks.extend(self.pushes.drain(..).map(|(node, payload)| Task {
+        tasks.extend(self.pushes.drain(..).map(|(node, payload, triggers)| Task {
             node,
             payload: Some(payload),
+            triggers,
         }));
         tasks
     }

@@ -145,6 +145,9 @@ impl<S: GraphState> CompiledGraph<S> {
             async move {
                 let result = async {
                     let mut lp = Loop::start(&graph, &config).await?;
+                    if emitter.wants(StreamMode::TASKS | StreamMode::DEBUG) {
+                        lp.next.track();
+                    }
                     lp.emitter = Some(emitter);
                     lp.run(input).await
                 }
@@ -532,6 +535,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 .map_err(|source| RunError::InvalidUpdate { step: None, source })?;
             self.record(&changes);
         }
+        self.next.from(|| "resume".into());
         for target in command.goto {
             schedule(self.g, target, INPUT_WRITER, &mut self.next)?;
         }
@@ -802,6 +806,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             .apply_writes(vec![Write::new(INPUT_WRITER, update)])
             .map_err(|source| RunError::InvalidUpdate { step: None, source })?;
         self.record(&changes);
+        self.next.from(|| "START".into());
         for &t in &self.g.start_edges {
             self.next.pull(t);
         }
@@ -869,6 +874,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             }
             Some(i) => {
                 let node = &g.nodes[i];
+                self.next.from(|| node.name.to_string());
                 for &t in &node.edges {
                     self.next.pull(t);
                 }
@@ -877,6 +883,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         self.barriers[j][pos] = true;
                     }
                 }
+                self.next.from(|| format!("branch:{}", node.name));
                 for b in &node.branches {
                     follow_route(g, b, &self.state, &node.name, &mut self.next)?;
                 }
@@ -992,11 +999,13 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     }
                     None => None,
                 };
+                let triggers: Vec<String> = task.triggers.iter().map(ToString::to_string).collect();
                 em.send_with_debug(self.step, DebugKind::Task, || StreamEvent::TaskStart {
                     step: self.step,
                     id: id.clone(),
                     node: node.clone(),
                     input: input.clone(),
+                    triggers: triggers.clone(),
                 })
                 .await;
             }
@@ -1180,6 +1189,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
 
         for (i, (task, goto)) in tasks.iter().zip(gotos).enumerate() {
             let node = &g.nodes[task.node];
+            self.next.from(|| node.name.to_string());
             for &t in &node.edges {
                 self.next.pull(t);
             }
@@ -1189,6 +1199,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 }
             }
             // A node's own `goto` is emitted before its routers run, so its Sends come first.
+            self.next.from(|| format!("goto:{}", node.name));
             for target in goto {
                 schedule(g, target, &node.name, &mut self.next)?;
             }
@@ -1213,6 +1224,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     }
                     _ => None,
                 };
+                self.next.from(|| format!("branch:{}", node.name));
                 for b in &node.branches {
                     let chosen = follow_route(
                         g,
@@ -1229,6 +1241,14 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
         for (j, seen) in self.barriers.iter_mut().enumerate() {
             if seen.iter().all(|&s| s) {
+                self.next.from(|| {
+                    let names: Vec<&str> = g.joins[j]
+                        .sources
+                        .iter()
+                        .map(|&s| &*g.nodes[s].name)
+                        .collect();
+                    format!("join:{}", names.join("+"))
+                });
                 if let Some(t) = g.joins[j].target {
                     self.next.pull(t);
                 }
