@@ -4,10 +4,12 @@
 //! Within one superstep the order is: a task-start event per task (task order), live
 //! `custom` events while nodes run, then per task (task order) its `updates` event
 //! and its task-result event, then the step's `values`, then its `checkpoints` event.
-//! `debug` events wrap task and checkpoint events right after them. A pause ends
-//! the stream with an `interrupt` event.
+//! `debug` events wrap task and checkpoint events right after them. A step that
+//! pauses or fails is not committed: its tasks that ended get task-result events (no
+//! `updates`), then the stream ends with an `interrupt` event or the run's error.
 
 use std::fmt;
+use std::future::Future;
 use std::ops::BitOr;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -352,7 +354,26 @@ impl<S: GraphState> Stream for RunStream<S> {
     type Item = Result<StreamEvent<S>, RunError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.rx.poll_recv(cx)
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(None) => {}
+            other => return other,
+        }
+        // The run is over. A node that panicked panics here too, as it would in
+        // `invoke`, instead of the stream ending as if the run had succeeded.
+        let Some(run) = self.run.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match Pin::new(run).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(e)) if e.is_panic() => {
+                self.run = None;
+                std::panic::resume_unwind(e.into_panic())
+            }
+            Poll::Ready(_) => {
+                self.run = None;
+                Poll::Ready(None)
+            }
+        }
     }
 }
 

@@ -81,7 +81,7 @@ impl<S: GraphState> CompiledGraph<S> {
         let span = tracing::info_span!("stategraph.run", thread_id = config.thread_id.as_deref());
         let input = input.into();
         async move {
-            let mut lp = Loop::start(&self.graph, config).await?;
+            let mut lp = Loop::start(&self.graph, config, None).await?;
             lp.run(input).await
         }
         .instrument(span)
@@ -144,11 +144,7 @@ impl<S: GraphState> CompiledGraph<S> {
         let run = tokio::spawn(
             async move {
                 let result = async {
-                    let mut lp = Loop::start(&graph, &config).await?;
-                    if emitter.wants(StreamMode::TASKS | StreamMode::DEBUG) {
-                        lp.next.track();
-                    }
-                    lp.emitter = Some(emitter);
+                    let mut lp = Loop::start(&graph, &config, Some(emitter)).await?;
                     lp.run(input).await
                 }
                 .await;
@@ -203,7 +199,7 @@ impl<S: GraphState> CompiledGraph<S> {
                 reason: "the graph has no checkpointer, so there is no state to update".into(),
             });
         }
-        let mut lp = Loop::open(&self.graph, config, false).await?;
+        let mut lp = Loop::open(&self.graph, config, false, None).await?;
         let writer = match as_node {
             Some(name) => Some(lookup(&self.graph, &name, "update_state")?),
             None => lp.last_writer()?,
@@ -295,15 +291,31 @@ enum StepEnd<S> {
 }
 
 impl<'g, S: GraphState> Loop<'g, S> {
-    async fn start(g: &'g Graph<S>, config: &'g RunConfig) -> Result<Self, RunError> {
-        Self::open(g, config, true).await
+    async fn start(
+        g: &'g Graph<S>,
+        config: &'g RunConfig,
+        emitter: Option<Emitter<S>>,
+    ) -> Result<Self, RunError> {
+        Self::open(g, config, true, emitter).await
     }
 
-    async fn open(g: &'g Graph<S>, config: &'g RunConfig, fork: bool) -> Result<Self, RunError> {
+    async fn open(
+        g: &'g Graph<S>,
+        config: &'g RunConfig,
+        fork: bool,
+        emitter: Option<Emitter<S>>,
+    ) -> Result<Self, RunError> {
         if config.recursion_limit == 0 {
             return Err(RunError::ZeroRecursionLimit);
         }
         let mut lp = Self::fresh(g, config);
+        if emitter
+            .as_ref()
+            .is_some_and(|em| em.wants(StreamMode::TASKS | StreamMode::DEBUG))
+        {
+            lp.next.track();
+        }
+        lp.emitter = emitter;
         let Some(saver) = &g.saver else {
             return Ok(lp);
         };
@@ -1037,60 +1049,38 @@ impl<'g, S: GraphState> Loop<'g, S> {
             }
             None => tasks::execute(g, step_tasks, &self.state, step, self.config, None).await,
         };
-        let outcome = match executed {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                if let (Some(em), RunError::Node { node, source, .. }) = (&self.emitter, &e) {
-                    let id = tasks
-                        .iter()
-                        .zip(&ids)
-                        .find(|(t, _)| *g.nodes[t.node].name == **node)
-                        .map(|(_, id)| id.clone())
-                        .unwrap_or_default();
-                    em.send_with_debug(self.step, DebugKind::TaskResult, || {
-                        StreamEvent::TaskResult {
-                            step: self.step,
-                            id: id.clone(),
-                            node: node.clone(),
-                            error: Some(source.to_string()),
-                            result: Vec::new(),
-                            interrupts: Vec::new(),
-                            resumed: false,
-                        }
-                    })
-                    .await;
-                }
-                return Err(e);
-            }
-        };
-        if let Some(em) = &self.emitter {
+        let mut outcome = executed?;
+        // A paused or failed step is not committed: every task that ended gets its
+        // result event (no updates event), in task order.
+        if let Some(em) = &self.emitter
+            && (outcome.failure.is_some() || !outcome.interrupts.is_empty())
+        {
             for (i, (task, id)) in tasks.iter().zip(&ids).enumerate() {
-                let node = g.nodes[task.node].name.to_string();
-                let updates: Vec<S::Update> = outcome.outputs[i]
-                    .as_ref()
-                    .map(|o| o.writes.clone())
-                    .unwrap_or_default();
                 let interrupts: Vec<Interrupt> = outcome
                     .interrupts
                     .iter()
                     .filter(|(j, _)| *j == i)
                     .map(|(_, int)| int.clone())
                     .collect();
-                if outcome.interrupts.is_empty() && em.wants(StreamMode::UPDATES) {
-                    em.send(StreamEvent::Updates {
-                        step: self.step,
-                        node: node.clone(),
-                        updates: updates.clone(),
-                    })
-                    .await;
-                }
+                let error = match &outcome.failure {
+                    Some((j, RunError::Node { source, .. })) if *j == i => Some(source.to_string()),
+                    _ => None,
+                };
+                let Some(result) = outcome.outputs[i]
+                    .as_ref()
+                    .map(|o| o.writes.clone())
+                    .or_else(|| (error.is_some() || !interrupts.is_empty()).then(Vec::new))
+                else {
+                    continue;
+                };
+                let node = g.nodes[task.node].name.to_string();
                 em.send_with_debug(self.step, DebugKind::TaskResult, || {
                     StreamEvent::TaskResult {
                         step: self.step,
                         id: id.clone(),
                         node: node.clone(),
-                        error: None,
-                        result: updates.clone(),
+                        error: error.clone(),
+                        result: result.clone(),
                         interrupts: interrupts.clone(),
                         resumed: resumed[i],
                     }
@@ -1098,6 +1088,21 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 .await;
             }
         }
+        if let Some((_, error)) = outcome.failure.take() {
+            return Err(error);
+        }
+        // Kept for the update and result events sent once the step's writes apply.
+        let streamed: Option<Vec<Vec<S::Update>>> = self
+            .emitter
+            .as_ref()
+            .filter(|em| em.wants(StreamMode::UPDATES | StreamMode::TASKS | StreamMode::DEBUG))
+            .map(|_| {
+                outcome
+                    .outputs
+                    .iter()
+                    .map(|o| o.as_ref().map(|o| o.writes.clone()).unwrap_or_default())
+                    .collect()
+            });
         let durations = outcome.durations;
         if !outcome.interrupts.is_empty() {
             // The step is not committed; report the values with the finished tasks'
@@ -1180,6 +1185,31 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     source,
                 })?;
         self.record(&changes);
+        if let (Some(em), Some(streamed)) = (&self.emitter, streamed) {
+            for (i, ((task, id), updates)) in tasks.iter().zip(&ids).zip(streamed).enumerate() {
+                let node = g.nodes[task.node].name.to_string();
+                if em.wants(StreamMode::UPDATES) {
+                    em.send(StreamEvent::Updates {
+                        step: self.step,
+                        node: node.clone(),
+                        updates: updates.clone(),
+                    })
+                    .await;
+                }
+                em.send_with_debug(self.step, DebugKind::TaskResult, || {
+                    StreamEvent::TaskResult {
+                        step: self.step,
+                        id: id.clone(),
+                        node: node.clone(),
+                        error: None,
+                        result: updates.clone(),
+                        interrupts: Vec::new(),
+                        resumed: resumed[i],
+                    }
+                })
+                .await;
+            }
+        }
         if let Some(seen) = &seen_before {
             for task in tasks {
                 self.versions_seen

@@ -68,6 +68,8 @@ pub(crate) struct Outcome<S: GraphState> {
     pub(crate) outputs: Vec<Option<NodeOutput<S>>>,
     pub(crate) interrupts: Vec<(usize, Interrupt)>,
     pub(crate) durations: Vec<Duration>,
+    /// The task that failed (its siblings were cancelled), with the run's error.
+    pub(crate) failure: Option<(usize, RunError)>,
 }
 
 fn input_of<'a, S>(task: &'a Task, state: &'a S) -> TaskInput<'a, S> {
@@ -123,7 +125,8 @@ async fn run_task<S: GraphState>(
     }
 }
 
-/// Records one task's result; `Err` ends the step.
+/// Records one task's result. A node's failure is returned (it ends the step);
+/// `Err` is a failure to record.
 async fn settle<S: GraphState>(
     g: &Graph<S>,
     i: usize,
@@ -132,7 +135,7 @@ async fn settle<S: GraphState>(
     step: usize,
     sink: &mut Option<&mut dyn TaskSink<S>>,
     outcome: &mut Outcome<S>,
-) -> Result<(), RunError> {
+) -> Result<Option<RunError>, RunError> {
     let node = &g.nodes[task.node];
     match result {
         Ok(out) => {
@@ -140,7 +143,7 @@ async fn settle<S: GraphState>(
                 sink.done(i, &out).await?;
             }
             outcome.outputs[i] = Some(out);
-            Ok(())
+            Ok(None)
         }
         Err(e) => match e.as_interrupt() {
             Some(interrupt) => {
@@ -151,17 +154,17 @@ async fn settle<S: GraphState>(
                 };
                 sink.interrupted(i, interrupt).await?;
                 outcome.interrupts.push((i, interrupt.clone()));
-                Ok(())
+                Ok(None)
             }
             None => {
                 if let Some(sink) = sink.as_deref_mut() {
                     sink.failed(i, &e).await?;
                 }
-                Err(RunError::Node {
+                Ok(Some(RunError::Node {
                     node: node.name.to_string(),
                     step,
                     source: e,
-                })
+                }))
             }
         },
     }
@@ -187,6 +190,7 @@ pub(crate) async fn execute<S: GraphState>(
         outputs: Vec::with_capacity(tasks.len()),
         interrupts: Vec::new(),
         durations: vec![Duration::ZERO; tasks.len()],
+        failure: None,
     };
     let mut to_run = Vec::with_capacity(tasks.len());
     for (i, k) in known.into_iter().enumerate() {
@@ -230,7 +234,12 @@ pub(crate) async fn execute<S: GraphState>(
                 let started = Instant::now();
                 let result = span.in_scope(|| f(input, &ctx));
                 outcome.durations[i] = started.elapsed();
-                settle(g, i, task, result, step, &mut sink, &mut outcome).await?;
+                if let Some(error) =
+                    settle(g, i, task, result, step, &mut sink, &mut outcome).await?
+                {
+                    outcome.failure = Some((i, error));
+                    return Ok(outcome);
+                }
             } else {
                 let task_env = env(i, 1);
                 in_flight.push(
@@ -246,7 +255,13 @@ pub(crate) async fn execute<S: GraphState>(
         match in_flight.next().await {
             Some((i, result, took)) => {
                 outcome.durations[i] = took;
-                settle(g, i, &tasks[i], result, step, &mut sink, &mut outcome).await?;
+                if let Some(error) =
+                    settle(g, i, &tasks[i], result, step, &mut sink, &mut outcome).await?
+                {
+                    // Dropping the in-flight futures cancels the siblings.
+                    outcome.failure = Some((i, error));
+                    return Ok(outcome);
+                }
             }
             None if exhausted => break,
             None => {}
