@@ -214,3 +214,40 @@ async fn checkpoint_metadata_records_what_ran_on_what_and_where_it_went() {
     let input = history.iter().find(|s| s.metadata.step == -1).unwrap();
     assert!(input.metadata.extra.get(METADATA_STEPS).is_none());
 }
+
+#[tokio::test]
+async fn update_on_a_paused_thread_edits_the_pending_step() {
+    let g = StateGraph::<Doc>::new()
+        .add_node(draft)
+        .add_node(review)
+        .add_node(publish)
+        .add_edge(START, draft)
+        .add_edge(draft, review)
+        .add_conditional_edges(review, route, (publish, END))
+        .compile_with(
+            CompileOptions::new()
+                .checkpointer(InMemorySaver::new())
+                .interrupt_before([review]),
+        )
+        .unwrap();
+    let cfg = RunConfig::new().thread("paused");
+    let paused = g.invoke(Doc::update(), &cfg).await.unwrap();
+    assert_eq!(paused.interrupts.len(), 1);
+    assert_eq!(g.get_state(&cfg).await.unwrap().unwrap().next, ["review"]);
+
+    // Approve while paused, as if `draft` had written it: `review` stays next.
+    g.update_state_as(&cfg, Doc::update().approved(true), draft)
+        .await
+        .unwrap();
+    let snap = g.get_state(&cfg).await.unwrap().unwrap();
+    assert_eq!(snap.metadata.source, CheckpointSource::Update);
+    assert_eq!(snap.next, ["review"]);
+    assert!(snap.values.approved);
+
+    let out = g.invoke(None, &cfg).await.unwrap();
+    assert!(
+        out.interrupts.is_empty(),
+        "the breakpoint already fired for this step"
+    );
+    assert_eq!(out.values.log, ["draft", "review", "publish"]);
+}
