@@ -1,3 +1,4 @@
 //! Shared test support: the saver conformance suite.
 
 pub mod conformance;
+pub mod servers;

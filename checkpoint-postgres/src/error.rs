@@ -1,0 +1,141 @@
+//! The saver's own failures. They reach callers as the source of
+//! `CheckpointError::Storage { saver: "postgres", .. }`; downcast to [`PostgresError`]
+//! to tell them apart.
+
+use stategraph::checkpoint::CheckpointError;
+
+/// Why the PostgreSQL saver could not connect, prepare its tables or store a record.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PostgresError {
+    /// The connection URL does not parse.
+    #[error(
+        "{url:?} is not a PostgreSQL connection URL ({reason}); write it as postgres://user:password@host:5432/database"
+    )]
+    InvalidUrl {
+        /// The URL, with any password removed.
+        url: String,
+        /// What the parser reported.
+        reason: String,
+    },
+    /// The schema name in [`PostgresOptions::schema`](crate::PostgresOptions::schema)
+    /// is not a plain identifier.
+    #[error(
+        "schema name {name:?} is not a plain identifier; use ASCII letters, digits and `_`, starting with a letter or `_`, at most 63 characters"
+    )]
+    InvalidSchema {
+        /// The rejected name.
+        name: String,
+    },
+    /// The server could not be reached, or refused the login.
+    #[error(
+        "cannot connect to PostgreSQL at {target}: {reason}; check that the server is running and reachable and that the URL's user, password and database are right"
+    )]
+    Connect {
+        /// Host, port, database and user (never the password).
+        target: String,
+        /// What the connection attempt reported.
+        reason: String,
+    },
+    /// A query failed.
+    #[error("PostgreSQL query failed: {reason}")]
+    Query {
+        /// What the server or client reported.
+        reason: String,
+        /// The client's error.
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    /// The database was written by a newer version of this crate.
+    #[error(
+        "schema `{schema}` holds checkpoint tables of version {found}, newer than version {supported} that this build of stategraph-postgres knows; upgrade stategraph-postgres to use it (nothing was modified)"
+    )]
+    NewerTables {
+        /// The schema holding the tables.
+        schema: String,
+        /// The version stored in the database.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// The table version stored in the database is not a number.
+    #[error(
+        "schema `{schema}` has `schema_version` = {value:?} in table `stategraph_meta`, which is not a version number"
+    )]
+    BadTableVersion {
+        /// The schema holding the tables.
+        schema: String,
+        /// The stored value.
+        value: String,
+    },
+    /// A channel version or write index is too large for a PostgreSQL `bigint`.
+    #[error("channel `{channel}` version {version} is larger than PostgreSQL bigints can hold")]
+    VersionOutOfRange {
+        /// The channel.
+        channel: String,
+        /// The version.
+        version: u64,
+    },
+    /// The saver was used outside a tokio runtime.
+    #[error(
+        "the PostgreSQL saver needs a tokio runtime with its time driver enabled; run the graph inside one (or with `invoke_blocking`)"
+    )]
+    NoRuntime,
+}
+
+/// A readable description of a client error, with the server's message when there is
+/// one (the client's own `Display` of a server error is just "db error").
+pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("{}: {}", db.severity(), db.message());
+    }
+    let mut out = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+/// Any failure inside one saver operation, before it is named by the operation.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Saver(PostgresError),
+    Checkpoint(CheckpointError),
+}
+
+impl Failure {
+    pub(crate) fn during(self, operation: &'static str) -> CheckpointError {
+        match self {
+            Failure::Checkpoint(e) => e,
+            Failure::Saver(e) => CheckpointError::Storage {
+                saver: "postgres",
+                operation,
+                source: Box::new(e),
+            },
+        }
+    }
+}
+
+impl From<tokio_postgres::Error> for Failure {
+    fn from(source: tokio_postgres::Error) -> Self {
+        Failure::Saver(PostgresError::Query {
+            reason: describe(&source),
+            source,
+        })
+    }
+}
+
+impl From<PostgresError> for Failure {
+    fn from(e: PostgresError) -> Self {
+        Failure::Saver(e)
+    }
+}
+
+impl From<CheckpointError> for Failure {
+    fn from(e: CheckpointError) -> Self {
+        Failure::Checkpoint(e)
+    }
+}

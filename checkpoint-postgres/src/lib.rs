@@ -1,0 +1,75 @@
+//! A durable [`CheckpointSaver`](stategraph::checkpoint::CheckpointSaver) for
+//! [stategraph] in a PostgreSQL database, shared by many worker processes on many
+//! machines.
+//!
+//! Connect a [`PostgresSaver`] and pass it to
+//! [`CompileOptions::checkpointer`](stategraph::CompileOptions::checkpointer): every
+//! superstep of every thread is saved to the database, and any process connected to it
+//! can continue any thread where it stopped. Two runs of one thread never interleave:
+//! the second waits for the first (see
+//! [`RunConfig::lock_timeout`](stategraph::RunConfig::lock_timeout)).
+//!
+//! ```no_run
+//! use stategraph::prelude::*;
+//! use stategraph_postgres::PostgresSaver;
+//!
+//! #[derive(GraphState, Clone, Debug, Default)]
+//! struct Notes {
+//!     #[reducer(append)]
+//!     lines: Vec<String>,
+//! }
+//!
+//! #[node]
+//! fn note(_s: &Notes, _ctx: &NodeContext) -> NotesUpdate {
+//!     Notes::update().lines(["hello".to_string()])
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let saver =
+//!         PostgresSaver::connect("postgres://stategraph:secret@db.internal:5432/stategraph")
+//!             .await?;
+//!     let graph = StateGraph::<Notes>::new()
+//!         .add_node(note)
+//!         .add_edge(START, note)
+//!         .compile_with(CompileOptions::new().checkpointer(saver))?;
+//!
+//!     // Any worker connected to the same database can run or continue this thread.
+//!     let out = graph
+//!         .invoke(Notes::update(), &RunConfig::new().thread("notes"))
+//!         .await?;
+//!     println!("{:?}", out.values.lines);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Storage
+//!
+//! The saver keeps its own tables, prefixed `stategraph_`, in the user's default schema
+//! or the one named by [`PostgresOptions::schema`], so the database can hold an
+//! application's tables too. A channel value is stored once, at its version;
+//! checkpoints refer to it, and append channels store only the appended items. Records
+//! are JSON text. `stategraph_meta` records the tables' version ([`TABLE_VERSION`]):
+//! connecting upgrades older tables in one transaction and refuses newer ones without
+//! touching the database.
+//!
+//! Every failure is a [`CheckpointError`](stategraph::checkpoint::CheckpointError):
+//! a record that does not decode is `Corrupt` and names its thread and checkpoint, a
+//! record over the [size limit](PostgresOptions::max_record_bytes) is `Oversize`, and
+//! connection and query failures are `Storage` with a [`PostgresError`] source.
+//!
+//! Connections are made without TLS: keep the database on a private network (or
+//! reach it through a tunnel).
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod error;
+mod saver;
+mod schema;
+mod store;
+
+pub use error::PostgresError;
+pub use saver::{PostgresOptions, PostgresSaver};
+pub use schema::TABLE_VERSION;

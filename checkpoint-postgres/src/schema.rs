@@ -1,0 +1,143 @@
+//! The saver's tables and their forward migrations.
+//!
+//! `stategraph_meta` records which of [`MIGRATIONS`] a database has had. Connecting
+//! applies the missing ones in one transaction, under a transaction-level advisory
+//! lock so that workers starting together migrate once; a database that has more than
+//! this build knows is refused before anything is written to it.
+
+use deadpool_postgres::Client;
+
+use crate::error::{Failure, PostgresError};
+
+/// Each step moves the tables one version forward; never edit a released step, add one.
+///
+/// Identifiers use the `C` collation so checkpoint ids (time-ordered text) sort by
+/// bytes, whatever the database's locale.
+const MIGRATIONS: &[&str] = &[
+    // Version 1. `checkpoint` is the checkpoint's JSON without the values listed in
+    // `value_channels`: those live once in `stategraph_values`, at their version.
+    "CREATE TABLE stategraph_checkpoints (
+        thread_id      TEXT COLLATE \"C\" NOT NULL,
+        checkpoint_ns  TEXT COLLATE \"C\" NOT NULL,
+        checkpoint_id  TEXT COLLATE \"C\" NOT NULL,
+        parent_id      TEXT COLLATE \"C\",
+        checkpoint     TEXT NOT NULL,
+        value_channels TEXT NOT NULL,
+        metadata       TEXT NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+    );
+    CREATE TABLE stategraph_writes (
+        thread_id     TEXT COLLATE \"C\" NOT NULL,
+        checkpoint_ns TEXT COLLATE \"C\" NOT NULL,
+        checkpoint_id TEXT COLLATE \"C\" NOT NULL,
+        task_id       TEXT COLLATE \"C\" NOT NULL,
+        idx           BIGINT NOT NULL,
+        channel       TEXT NOT NULL,
+        value         TEXT NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+    );
+    CREATE TABLE stategraph_values (
+        thread_id     TEXT COLLATE \"C\" NOT NULL,
+        checkpoint_ns TEXT COLLATE \"C\" NOT NULL,
+        channel       TEXT COLLATE \"C\" NOT NULL,
+        version       BIGINT NOT NULL,
+        value         TEXT NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+    );",
+];
+
+/// The version of the tables this build creates and reads, stored as `schema_version`
+/// in the `stategraph_meta` table.
+pub const TABLE_VERSION: i64 = MIGRATIONS.len() as i64;
+
+const META_KEY: &str = "schema_version";
+
+/// Key of the transaction-level advisory lock that serializes migrations.
+const MIGRATION_LOCK: i64 = 0x7374_6174_6567_7270; // "stategrp"
+
+/// The tables' version: 0 for a schema this crate never used.
+async fn stored_version(
+    client: &impl deadpool_postgres::GenericClient,
+    schema: &str,
+) -> Result<i64, Failure> {
+    let row = client
+        .query_one("SELECT to_regclass('stategraph_meta') IS NOT NULL", &[])
+        .await?;
+    if !row.get::<_, bool>(0) {
+        return Ok(0);
+    }
+    let row = client
+        .query_opt(
+            "SELECT value FROM stategraph_meta WHERE key = $1",
+            &[&META_KEY],
+        )
+        .await?;
+    let Some(row) = row else {
+        return Ok(0);
+    };
+    let value: String = row.get(0);
+    value.trim().parse::<i64>().map_err(|_| {
+        PostgresError::BadTableVersion {
+            schema: schema.to_string(),
+            value,
+        }
+        .into()
+    })
+}
+
+fn refuse_newer(found: i64, schema: &str) -> Result<(), Failure> {
+    if found > TABLE_VERSION {
+        return Err(PostgresError::NewerTables {
+            schema: schema.to_string(),
+            found,
+            supported: TABLE_VERSION,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Brings the tables up to [`TABLE_VERSION`], creating `schema` first when it is not
+/// the default one. A newer version is refused before anything is written.
+pub(crate) async fn migrate(
+    client: &mut Client,
+    schema: &str,
+    create_schema: bool,
+) -> Result<(), Failure> {
+    // Reading first: a newer database is refused without taking a lock or writing.
+    let found = stored_version(client, schema).await?;
+    refuse_newer(found, schema)?;
+    if found == TABLE_VERSION {
+        return Ok(());
+    }
+    let tx = client.transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    if create_schema {
+        // Validated as a plain identifier when the options were built.
+        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\""))
+            .await?;
+    }
+    // Another worker may have migrated while this one waited for the lock.
+    let found = stored_version(&tx, schema).await?;
+    refuse_newer(found, schema)?;
+    if found == TABLE_VERSION {
+        return Ok(());
+    }
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS stategraph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    )
+    .await?;
+    let start = usize::try_from(found).unwrap_or(0);
+    for step in MIGRATIONS.iter().skip(start) {
+        tx.batch_execute(step).await?;
+    }
+    tx.execute(
+        "INSERT INTO stategraph_meta (key, value) VALUES ($1, $2)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        &[&META_KEY, &TABLE_VERSION.to_string()],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}

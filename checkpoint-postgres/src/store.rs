@@ -1,0 +1,773 @@
+//! The saver's operations as SQL on one pooled connection.
+//!
+//! Values are stored once, in `stategraph_values` at their channel version; a
+//! checkpoint row keeps its JSON without them and names the channels it carried, so
+//! `get_tuple` can put them back.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use deadpool_postgres::{Client, Transaction};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use stategraph::checkpoint::{
+    CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, ListOptions, PendingWrite, StoredValue, needed_ranges,
+};
+use tokio_postgres::IsolationLevel;
+use tokio_postgres::Row;
+
+use crate::error::{Failure, PostgresError};
+
+type Result<T> = std::result::Result<T, Failure>;
+
+/// Where a record lives, for error messages.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    thread: &'a str,
+    ns: &'a str,
+}
+
+impl<'a> Place<'a> {
+    fn of(config: &'a CheckpointConfig) -> Self {
+        Self {
+            thread: &config.thread_id,
+            ns: &config.checkpoint_ns,
+        }
+    }
+}
+
+impl fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "thread `{}`", self.thread)?;
+        if !self.ns.is_empty() {
+            write!(f, " namespace `{}`", self.ns)?;
+        }
+        Ok(())
+    }
+}
+
+fn version_param(channel: &str, version: u64) -> Result<i64> {
+    i64::try_from(version).map_err(|_| {
+        PostgresError::VersionOutOfRange {
+            channel: channel.to_string(),
+            version,
+        }
+        .into()
+    })
+}
+
+/// Encodes a record, refusing one this saver could not read back.
+fn encode<T: Serialize>(value: &T, limit: usize, what: impl Fn() -> String) -> Result<String> {
+    let json = serde_json::to_string(value).map_err(|source| CheckpointError::Corrupt {
+        what: what(),
+        source,
+    })?;
+    if json.len() > limit {
+        return Err(CheckpointError::Oversize {
+            what: what(),
+            size: json.len(),
+            limit,
+        }
+        .into());
+    }
+    Ok(json)
+}
+
+/// Decodes the JSON text in column `idx` of `row`.
+fn decode<T: DeserializeOwned>(
+    row: &Row,
+    idx: usize,
+    limit: usize,
+    what: impl Fn() -> String,
+) -> Result<T> {
+    let text: &str = row.try_get(idx)?;
+    if text.len() > limit {
+        return Err(CheckpointError::Oversize {
+            what: what(),
+            size: text.len(),
+            limit,
+        }
+        .into());
+    }
+    serde_json::from_str(text).map_err(|source| {
+        CheckpointError::Corrupt {
+            what: what(),
+            source,
+        }
+        .into()
+    })
+}
+
+/// Decodes a checkpoint; one that fails because it is of a newer format says so.
+fn decode_checkpoint(row: &Row, idx: usize, limit: usize, what: &str) -> Result<Checkpoint> {
+    decode::<Checkpoint>(row, idx, limit, || what.to_string()).map_err(|failure| {
+        let Failure::Checkpoint(CheckpointError::Corrupt { .. }) = &failure else {
+            return failure;
+        };
+        let Ok(Value::Object(fields)) = decode::<Value>(row, idx, limit, String::new) else {
+            return failure;
+        };
+        let found = fields
+            .get("v")
+            .and_then(Value::as_u64)
+            .and_then(|v| u32::try_from(v).ok());
+        match (found, fields.get("id").and_then(Value::as_str)) {
+            (Some(found), Some(id)) if found > CHECKPOINT_FORMAT => {
+                CheckpointError::UnsupportedFormat {
+                    id: id.to_string(),
+                    found,
+                    supported: CHECKPOINT_FORMAT,
+                }
+                .into()
+            }
+            _ => failure,
+        }
+    })
+}
+
+/// A checkpoint row, decoded, before its values and writes are attached.
+struct Stored {
+    id: String,
+    parent: Option<String>,
+    checkpoint: Checkpoint,
+    value_channels: Vec<String>,
+    metadata: CheckpointMetadata,
+}
+
+const CHECKPOINT_COLUMNS: &str = "checkpoint_id, parent_id, checkpoint, value_channels, metadata";
+
+fn checkpoint_what(id: &str, place: Place<'_>) -> String {
+    format!("checkpoint {id} of {place}")
+}
+
+/// Decodes a row of [`CHECKPOINT_COLUMNS`]; the metadata first, so `keep` can skip a
+/// checkpoint without decoding it.
+fn read_stored(
+    row: &Row,
+    limit: usize,
+    place: Place<'_>,
+    keep: impl Fn(&CheckpointMetadata) -> bool,
+) -> Result<Option<Stored>> {
+    let id: String = row.try_get(0)?;
+    let what = checkpoint_what(&id, place);
+    let metadata: CheckpointMetadata = decode(row, 4, limit, || format!("metadata of {what}"))?;
+    if !keep(&metadata) {
+        return Ok(None);
+    }
+    Ok(Some(Stored {
+        parent: row.try_get(1)?,
+        checkpoint: decode_checkpoint(row, 2, limit, &what)?,
+        value_channels: decode(row, 3, limit, || format!("value list of {what}"))?,
+        metadata,
+        id,
+    }))
+}
+
+fn value_what(channel: &str, version: u64, place: Place<'_>) -> String {
+    format!("value of channel `{channel}` version {version} in {place}")
+}
+
+/// Attaches the checkpoint's values and pending writes.
+async fn complete(
+    tx: &Transaction<'_>,
+    limit: usize,
+    config: &CheckpointConfig,
+    stored: Stored,
+) -> Result<CheckpointTuple> {
+    let place = Place::of(config);
+    let Stored {
+        id,
+        parent,
+        mut checkpoint,
+        value_channels,
+        metadata,
+    } = stored;
+    if !value_channels.is_empty() {
+        let mut versions = Vec::with_capacity(value_channels.len());
+        for channel in &value_channels {
+            let version = checkpoint
+                .channel_versions
+                .get(channel)
+                .copied()
+                .unwrap_or(0);
+            versions.push(version_param(channel, version)?);
+        }
+        let stmt = tx
+            .prepare_cached(
+                "SELECT v.channel, v.version, v.value FROM stategraph_values v
+                 JOIN unnest($3::text[], $4::bigint[]) AS w(channel, version)
+                   ON v.channel = w.channel AND v.version = w.version
+                 WHERE v.thread_id = $1 AND v.checkpoint_ns = $2",
+            )
+            .await?;
+        let rows = tx
+            .query(
+                &stmt,
+                &[
+                    &config.thread_id,
+                    &config.checkpoint_ns,
+                    &value_channels,
+                    &versions,
+                ],
+            )
+            .await?;
+        let mut found: BTreeMap<String, &Row> = BTreeMap::new();
+        for row in &rows {
+            found.insert(row.try_get(0)?, row);
+        }
+        for (channel, version) in value_channels.into_iter().zip(versions) {
+            // Never negative: it was converted from a u64.
+            let version = u64::try_from(version).unwrap_or(0);
+            let Some(row) = found.get(&channel) else {
+                return Err(CheckpointError::MissingValue {
+                    id: checkpoint.id.clone(),
+                    channel,
+                    version,
+                }
+                .into());
+            };
+            let value: StoredValue =
+                decode(row, 2, limit, || value_what(&channel, version, place))?;
+            checkpoint.channel_values.insert(channel, value);
+        }
+    }
+
+    let stmt = tx
+        .prepare_cached(
+            "SELECT task_id, idx, channel, value FROM stategraph_writes
+             WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3
+             ORDER BY task_id, idx",
+        )
+        .await?;
+    let rows = tx
+        .query(&stmt, &[&config.thread_id, &config.checkpoint_ns, &id])
+        .await?;
+    let mut pending_writes = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let task_id: String = row.try_get(0)?;
+        let idx: i64 = row.try_get(1)?;
+        // Stored from a u32.
+        let idx = u32::try_from(idx).unwrap_or(u32::MAX);
+        let value = decode(row, 3, limit, || {
+            format!("pending write {idx} of task {task_id} on checkpoint {id} of {place}")
+        })?;
+        pending_writes.push(PendingWrite {
+            channel: row.try_get(2)?,
+            task_id,
+            idx,
+            value,
+        });
+    }
+
+    let at = |id: String| CheckpointConfig {
+        thread_id: config.thread_id.clone(),
+        checkpoint_ns: config.checkpoint_ns.clone(),
+        checkpoint_id: Some(id),
+    };
+    Ok(CheckpointTuple {
+        config: at(id),
+        checkpoint,
+        metadata,
+        parent_config: parent.map(at),
+        pending_writes,
+    })
+}
+
+/// A read-only transaction seeing one snapshot of the database.
+async fn read_tx(client: &mut Client) -> Result<Transaction<'_>> {
+    Ok(client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .await?)
+}
+
+pub(crate) async fn get_tuple(
+    client: &mut Client,
+    limit: usize,
+    config: &CheckpointConfig,
+) -> Result<Option<CheckpointTuple>> {
+    let tx = read_tx(client).await?;
+    let place = Place::of(config);
+    let row = match &config.checkpoint_id {
+        Some(id) => {
+            let stmt = tx
+                .prepare_cached(&format!(
+                    "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
+                     WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3"
+                ))
+                .await?;
+            tx.query_opt(&stmt, &[&config.thread_id, &config.checkpoint_ns, id])
+                .await?
+        }
+        None => {
+            let stmt = tx
+                .prepare_cached(&format!(
+                    "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
+                     WHERE thread_id = $1 AND checkpoint_ns = $2
+                     ORDER BY checkpoint_id DESC LIMIT 1"
+                ))
+                .await?;
+            tx.query_opt(&stmt, &[&config.thread_id, &config.checkpoint_ns])
+                .await?
+        }
+    };
+    let stored = match row {
+        Some(row) => read_stored(&row, limit, place, |_| true)?,
+        None => None,
+    };
+    let out = match stored {
+        Some(s) => Some(complete(&tx, limit, config, s).await?),
+        None => None,
+    };
+    tx.commit().await?;
+    Ok(out)
+}
+
+pub(crate) async fn list(
+    client: &mut Client,
+    limit: usize,
+    config: &CheckpointConfig,
+    options: &ListOptions,
+) -> Result<Vec<CheckpointTuple>> {
+    let max = options.limit.unwrap_or(usize::MAX);
+    if max == 0 {
+        return Ok(Vec::new());
+    }
+    let tx = read_tx(client).await?;
+    let place = Place::of(config);
+    let stmt = tx
+        .prepare_cached(&format!(
+            "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
+             WHERE thread_id = $1 AND checkpoint_ns = $2
+               AND ($3::text IS NULL OR checkpoint_id < $3::text)
+             ORDER BY checkpoint_id DESC"
+        ))
+        .await?;
+    let rows = tx
+        .query(
+            &stmt,
+            &[&config.thread_id, &config.checkpoint_ns, &options.before],
+        )
+        .await?;
+    let mut found = Vec::new();
+    for row in &rows {
+        if found.len() >= max {
+            break;
+        }
+        if let Some(s) = read_stored(row, limit, place, |m| m.matches(&options.filter))? {
+            found.push(s);
+        }
+    }
+    let mut out = Vec::with_capacity(found.len());
+    for s in found {
+        out.push(complete(&tx, limit, config, s).await?);
+    }
+    tx.commit().await?;
+    Ok(out)
+}
+
+pub(crate) async fn put(
+    client: &mut Client,
+    limit: usize,
+    config: &CheckpointConfig,
+    mut checkpoint: Checkpoint,
+    metadata: &CheckpointMetadata,
+) -> Result<CheckpointConfig> {
+    let place = Place::of(config);
+    let what = checkpoint_what(&checkpoint.id, place);
+    let mut value_rows = Vec::new();
+    // A value of a channel with no version stays inline: there is no version to find
+    // it at again.
+    let values = std::mem::take(&mut checkpoint.channel_values);
+    let mut value_channels = Vec::new();
+    for (channel, value) in values {
+        let version = checkpoint.channel_versions.get(&channel).copied();
+        let Some(version) = version else {
+            encode(&value, limit, || value_what(&channel, 0, place))?;
+            checkpoint.channel_values.insert(channel, value);
+            continue;
+        };
+        value_rows.push((
+            version_param(&channel, version)?,
+            encode(&value, limit, || value_what(&channel, version, place))?,
+            channel.clone(),
+        ));
+        value_channels.push(channel);
+    }
+    let checkpoint_json = encode(&checkpoint, limit, || what.clone())?;
+    let metadata_json = encode(metadata, limit, || format!("metadata of {what}"))?;
+    let value_channels = encode(&value_channels, limit, || format!("value list of {what}"))?;
+
+    let tx = client.transaction().await?;
+    if !value_rows.is_empty() {
+        let (mut versions, mut jsons, mut channels) = (Vec::new(), Vec::new(), Vec::new());
+        for (version, json, channel) in value_rows {
+            versions.push(version);
+            jsons.push(json);
+            channels.push(channel);
+        }
+        let stmt = tx
+            .prepare_cached(
+                "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
+                 SELECT $1, $2, c, v, j FROM unnest($3::text[], $4::bigint[], $5::text[]) AS r(c, v, j)
+                 ON CONFLICT (thread_id, checkpoint_ns, channel, version)
+                 DO UPDATE SET value = excluded.value",
+            )
+            .await?;
+        tx.execute(
+            &stmt,
+            &[
+                &config.thread_id,
+                &config.checkpoint_ns,
+                &channels,
+                &versions,
+                &jsons,
+            ],
+        )
+        .await?;
+    }
+    let stmt = tx
+        .prepare_cached(
+            "INSERT INTO stategraph_checkpoints
+             (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+               parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
+               value_channels = excluded.value_channels, metadata = excluded.metadata",
+        )
+        .await?;
+    tx.execute(
+        &stmt,
+        &[
+            &config.thread_id,
+            &config.checkpoint_ns,
+            &checkpoint.id,
+            &config.checkpoint_id,
+            &checkpoint_json,
+            &value_channels,
+            &metadata_json,
+        ],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(CheckpointConfig {
+        thread_id: config.thread_id.clone(),
+        checkpoint_ns: config.checkpoint_ns.clone(),
+        checkpoint_id: Some(checkpoint.id),
+    })
+}
+
+pub(crate) async fn put_writes(
+    client: &mut Client,
+    limit: usize,
+    config: &CheckpointConfig,
+    writes: &[PendingWrite],
+) -> Result<()> {
+    let place = Place::of(config);
+    let id = config.checkpoint_id.as_deref().unwrap_or_default();
+    let mut first = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut last = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for w in writes {
+        let json = encode(&w.value, limit, || {
+            format!(
+                "pending write {} of task {} on checkpoint {id} of {place}",
+                w.idx, w.task_id
+            )
+        })?;
+        // A task's own writes are fixed once stored; a special write (an error or an
+        // interrupt) is replaced by the task's latest.
+        let into = if w.channel.starts_with("__") {
+            &mut last
+        } else {
+            &mut first
+        };
+        into.0.push(w.task_id.clone());
+        into.1.push(i64::from(w.idx));
+        into.2.push(w.channel.clone());
+        into.3.push(json);
+    }
+    let tx = client.transaction().await?;
+    for (rows, on_conflict) in [
+        (&first, "DO NOTHING"),
+        (
+            &last,
+            "DO UPDATE SET channel = excluded.channel, value = excluded.value",
+        ),
+    ] {
+        if rows.0.is_empty() {
+            continue;
+        }
+        let stmt = tx
+            .prepare_cached(&format!(
+                "INSERT INTO stategraph_writes
+                 (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+                 SELECT $1, $2, $3, t, i, c, v
+                 FROM unnest($4::text[], $5::bigint[], $6::text[], $7::text[]) AS r(t, i, c, v)
+                 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) {on_conflict}"
+            ))
+            .await?;
+        tx.execute(
+            &stmt,
+            &[
+                &config.thread_id,
+                &config.checkpoint_ns,
+                &id,
+                &rows.0,
+                &rows.1,
+                &rows.2,
+                &rows.3,
+            ],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+pub(crate) async fn channel_history(
+    client: &mut Client,
+    limit: usize,
+    config: &CheckpointConfig,
+    channel: &str,
+    from: u64,
+    to: u64,
+) -> Result<Vec<(u64, StoredValue)>> {
+    let (Ok(from), to) = (i64::try_from(from), i64::try_from(to).unwrap_or(i64::MAX)) else {
+        return Ok(Vec::new());
+    };
+    let place = Place::of(config);
+    let stmt = client
+        .prepare_cached(
+            "SELECT version, value FROM stategraph_values
+             WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3
+               AND version BETWEEN $4 AND $5
+             ORDER BY version",
+        )
+        .await?;
+    let rows = client
+        .query(
+            &stmt,
+            &[
+                &config.thread_id,
+                &config.checkpoint_ns,
+                &channel,
+                &from,
+                &to,
+            ],
+        )
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        // Within `from..=to`, so never negative.
+        let version = u64::try_from(row.try_get::<_, i64>(0)?).unwrap_or(0);
+        out.push((
+            version,
+            decode(row, 1, limit, || value_what(channel, version, place))?,
+        ));
+    }
+    Ok(out)
+}
+
+pub(crate) async fn max_version(
+    client: &mut Client,
+    config: &CheckpointConfig,
+    channel: &str,
+) -> Result<Option<u64>> {
+    let stmt = client
+        .prepare_cached(
+            "SELECT MAX(version) FROM stategraph_values
+             WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3",
+        )
+        .await?;
+    let row = client
+        .query_one(&stmt, &[&config.thread_id, &config.checkpoint_ns, &channel])
+        .await?;
+    let highest: Option<i64> = row.try_get(0)?;
+    Ok(highest.and_then(|v| u64::try_from(v).ok()))
+}
+
+const TABLES: [&str; 3] = [
+    "stategraph_checkpoints",
+    "stategraph_writes",
+    "stategraph_values",
+];
+
+pub(crate) async fn delete_thread(client: &mut Client, thread_id: &str) -> Result<()> {
+    let tx = client.transaction().await?;
+    for table in TABLES {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE thread_id = $1"),
+            &[&thread_id],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+pub(crate) async fn copy_thread(client: &mut Client, from: &str, to: &str) -> Result<()> {
+    if from == to {
+        return Ok(());
+    }
+    let tx = client.transaction().await?;
+    for table in TABLES {
+        tx.execute(&format!("DELETE FROM {table} WHERE thread_id = $1"), &[&to])
+            .await?;
+    }
+    tx.execute(
+        "INSERT INTO stategraph_checkpoints
+         (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata)
+         SELECT $2, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata
+         FROM stategraph_checkpoints WHERE thread_id = $1",
+        &[&from, &to],
+    )
+    .await?;
+    tx.execute(
+        "INSERT INTO stategraph_writes
+         (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+         SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, channel, value
+         FROM stategraph_writes WHERE thread_id = $1",
+        &[&from, &to],
+    )
+    .await?;
+    tx.execute(
+        "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
+         SELECT $2, checkpoint_ns, channel, version, value
+         FROM stategraph_values WHERE thread_id = $1",
+        &[&from, &to],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub(crate) async fn prune(
+    client: &mut Client,
+    limit: usize,
+    thread_id: &str,
+    keep: usize,
+) -> Result<()> {
+    let keep = i64::try_from(keep).unwrap_or(i64::MAX);
+    let tx = client.transaction().await?;
+    let namespaces: Vec<String> = tx
+        .query(
+            "SELECT checkpoint_ns FROM stategraph_checkpoints WHERE thread_id = $1
+             UNION SELECT checkpoint_ns FROM stategraph_values WHERE thread_id = $1",
+            &[&thread_id],
+        )
+        .await?
+        .iter()
+        .map(|row| row.try_get(0))
+        .collect::<std::result::Result<_, _>>()?;
+    for ns in &namespaces {
+        let place = Place {
+            thread: thread_id,
+            ns,
+        };
+        let dropped = "SELECT checkpoint_id FROM stategraph_checkpoints
+             WHERE thread_id = $1 AND checkpoint_ns = $2
+             ORDER BY checkpoint_id DESC OFFSET $3";
+        tx.execute(
+            &format!(
+                "DELETE FROM stategraph_writes WHERE thread_id = $1 AND checkpoint_ns = $2
+                 AND checkpoint_id IN ({dropped})"
+            ),
+            &[&thread_id, ns, &keep],
+        )
+        .await?;
+        tx.execute(
+            &format!(
+                "DELETE FROM stategraph_checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2
+                 AND checkpoint_id IN ({dropped})"
+            ),
+            &[&thread_id, ns, &keep],
+        )
+        .await?;
+
+        // Per channel, the version ranges the kept checkpoints restore from.
+        let mut needed: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+        let rows = tx
+            .query(
+                "SELECT checkpoint_id, checkpoint FROM stategraph_checkpoints
+                 WHERE thread_id = $1 AND checkpoint_ns = $2",
+                &[&thread_id, ns],
+            )
+            .await?;
+        for row in &rows {
+            let id: String = row.try_get(0)?;
+            let checkpoint = decode_checkpoint(row, 1, limit, &checkpoint_what(&id, place))?;
+            for (channel, from, to) in needed_ranges(&checkpoint) {
+                needed.entry(channel).or_default().push((from, to));
+            }
+        }
+        for ranges in needed.values_mut() {
+            *ranges = merged(std::mem::take(ranges));
+        }
+        let is_needed = |channel: &str, version: i64| {
+            let (Ok(version), Some(ranges)) = (u64::try_from(version), needed.get(channel)) else {
+                return false;
+            };
+            let after = ranges.partition_point(|&(from, _)| from <= version);
+            after > 0 && version <= ranges[after - 1].1
+        };
+        let rows = tx
+            .query(
+                "SELECT channel, version FROM stategraph_values
+                 WHERE thread_id = $1 AND checkpoint_ns = $2",
+                &[&thread_id, ns],
+            )
+            .await?;
+        let (mut channels, mut versions) = (Vec::new(), Vec::new());
+        for row in &rows {
+            let channel: String = row.try_get(0)?;
+            let version: i64 = row.try_get(1)?;
+            if !is_needed(&channel, version) {
+                channels.push(channel);
+                versions.push(version);
+            }
+        }
+        if !channels.is_empty() {
+            tx.execute(
+                "DELETE FROM stategraph_values v
+                 USING unnest($3::text[], $4::bigint[]) AS d(channel, version)
+                 WHERE v.thread_id = $1 AND v.checkpoint_ns = $2
+                   AND v.channel = d.channel AND v.version = d.version",
+                &[&thread_id, ns, &channels, &versions],
+            )
+            .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Sorted, disjoint ranges covering the same versions as `ranges`.
+fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (from, to) in ranges {
+        match out.last_mut() {
+            Some(last) if from <= last.1.saturating_add(1) => last.1 = last.1.max(to),
+            _ => out.push((from, to)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merged;
+
+    #[test]
+    fn merged_ranges_are_sorted_and_disjoint() {
+        assert_eq!(
+            merged(vec![(5, 7), (1, 2), (3, 3), (6, 9), (12, 12)]),
+            [(1, 3), (5, 9), (12, 12)]
+        );
+        assert!(merged(Vec::new()).is_empty());
+    }
+}

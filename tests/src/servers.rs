@@ -1,0 +1,42 @@
+//! Database servers for tests that need one.
+//!
+//! PostgreSQL tests read the server from `STATEGRAPH_POSTGRES_URL`. When it is unset
+//! they skip with a notice saying how to enable them, except under `CI=true`, where a
+//! missing server is a failure: CI must run them for real.
+
+/// The environment variable naming the PostgreSQL server tests use.
+pub const POSTGRES_URL_VAR: &str = "STATEGRAPH_POSTGRES_URL";
+
+/// The PostgreSQL URL to test against, or `None` (after printing how to enable the
+/// test) when none is configured outside CI.
+///
+/// # Panics
+/// When no server is configured and `CI` is `true`.
+pub fn postgres_url(test: &str) -> Option<String> {
+    match std::env::var(POSTGRES_URL_VAR) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!(
+                    "{test}: {POSTGRES_URL_VAR} is not set, and CI=true requires the PostgreSQL tests to run; point it at a server (e.g. postgres://stategraph:stategraph@127.0.0.1:5432/stategraph)"
+                );
+            }
+            // Straight to the process's stderr: the test harness hides printed output
+            // of passing tests, and this notice should be seen.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "notice: {test} skipped: set {POSTGRES_URL_VAR}=postgres://user:password@host:5432/database to run it against a PostgreSQL server"
+            );
+            None
+        }
+    }
+}
+
+/// A schema name no other test run uses, for tests that need tables of their own.
+pub fn fresh_schema(prefix: &str) -> String {
+    format!(
+        "{prefix}_{}",
+        stategraph::checkpoint::new_checkpoint_id().to_lowercase()
+    )
+}
