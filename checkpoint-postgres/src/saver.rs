@@ -7,7 +7,7 @@ use deadpool_postgres::{Client, Manager, ManagerConfig, Pool, RecyclingMethod};
 use stategraph::BoxFuture;
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, ListOptions, PendingWrite, SaverResult, StoredValue,
+    CheckpointTuple, ListOptions, PendingWrite, SaverResult, StoredValue, ThreadInfo,
 };
 use tokio_postgres::NoTls;
 
@@ -371,6 +371,15 @@ impl CheckpointSaver for PostgresSaver {
             store::max_version(&mut client, config, channel)
                 .await
                 .map_err(|f| f.during("max_version"))
+        })
+    }
+
+    fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
+        Box::pin(async move {
+            let mut client = self.op_client("list_threads").await?;
+            store::list_threads(&mut client, self.options.max_record_bytes)
+                .await
+                .map_err(|f| f.during("list_threads"))
         })
     }
 

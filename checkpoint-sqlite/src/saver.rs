@@ -9,7 +9,7 @@ use rusqlite::Connection;
 use stategraph::BoxFuture;
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, ListOptions, PendingWrite, SaverResult, StoredValue,
+    CheckpointTuple, ListOptions, PendingWrite, SaverResult, StoredValue, ThreadInfo,
 };
 
 use crate::error::{Failure, SqliteError};
@@ -307,6 +307,10 @@ impl CheckpointSaver for SqliteSaver {
         self.run("max_version", move |conn, _| {
             store::max_version(conn, &config, &channel)
         })
+    }
+
+    fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
+        self.run("list_threads", store::list_threads)
     }
 
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {

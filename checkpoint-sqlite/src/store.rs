@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use stategraph::checkpoint::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, ListOptions, PendingWrite, StoredValue, needed_ranges,
+    CheckpointTuple, ListOptions, PendingWrite, StoredValue, ThreadInfo, needed_ranges,
 };
 
 use crate::error::{Failure, SqliteError};
@@ -502,6 +502,63 @@ pub(crate) fn max_version(
         |row| row.get(0),
     )?;
     Ok(highest.and_then(|v| u64::try_from(v).ok()))
+}
+
+/// The fields of a thread's newest checkpoint and its metadata that
+/// `list_threads` reports; the rest of the records is not decoded.
+#[derive(serde::Deserialize)]
+struct LatestTs {
+    ts: String,
+}
+
+#[derive(serde::Deserialize)]
+struct LatestStep {
+    step: i64,
+}
+
+/// Per thread: its checkpoint count and its newest checkpoint's row (one per
+/// namespace holding that id, hence the de-duplication below).
+const THREADS_SQL: &str = "SELECT c.thread_id, g.n, c.checkpoint_id, c.checkpoint, c.metadata
+     FROM (SELECT thread_id, COUNT(*) AS n, MAX(checkpoint_id) AS latest
+           FROM stategraph_checkpoints GROUP BY thread_id) AS g
+     JOIN stategraph_checkpoints AS c
+       ON c.thread_id = g.thread_id AND c.checkpoint_id = g.latest
+     ORDER BY c.thread_id, c.checkpoint_ns";
+
+pub(crate) fn list_threads(conn: &mut Connection, limit: usize) -> Result<Vec<ThreadInfo>> {
+    let tx = read_tx(conn)?;
+    let mut out: Vec<ThreadInfo> = Vec::new();
+    {
+        let mut stmt = tx.prepare_cached(THREADS_SQL)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let thread_id: String = row.get(0)?;
+            if out.last().is_some_and(|t| t.thread_id == thread_id) {
+                continue;
+            }
+            let count: i64 = row.get(1)?;
+            let id: String = row.get(2)?;
+            let what = checkpoint_what(
+                &id,
+                Place {
+                    thread: &thread_id,
+                    ns: "",
+                },
+            );
+            let latest: LatestTs = decode(row, 3, limit, || what.clone())?;
+            let meta: LatestStep = decode(row, 4, limit, || format!("metadata of {what}"))?;
+            out.push(ThreadInfo {
+                checkpoint_count: u64::try_from(count).unwrap_or(0),
+                latest_checkpoint_id: id,
+                latest_step: meta.step,
+                latest_ts: latest.ts,
+                thread_id,
+            });
+        }
+    }
+    tx.commit()?;
+    out.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
+    Ok(out)
 }
 
 const TABLES: [&str; 3] = [

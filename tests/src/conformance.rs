@@ -92,6 +92,7 @@ pub async fn run_all(saver: &dyn CheckpointSaver) {
     pending_writes(saver).await;
     special_writes_replace(saver).await;
     channel_history(saver).await;
+    list_threads(saver).await;
     delete_thread(saver).await;
     copy_thread(saver).await;
     prune(saver).await;
@@ -319,6 +320,34 @@ pub async fn channel_history(saver: &dyn CheckpointSaver) {
         saver.max_version(&configs[5], "nope").await.expect("max"),
         None
     );
+}
+
+/// `list_threads` names every thread with checkpoints, in thread-id order, with its
+/// count and newest checkpoint; a deleted thread is gone from it.
+pub async fn list_threads(saver: &dyn CheckpointSaver) {
+    let prefix = format!("threads-{}-", tag());
+    let b = chain(saver, &format!("{prefix}b"), 3).await;
+    let a = chain(saver, &format!("{prefix}a"), 1).await;
+    let gone = format!("{prefix}c");
+    chain(saver, &gone, 2).await;
+    saver.delete_thread(&gone).await.expect("delete");
+    let mine: Vec<_> = saver
+        .list_threads()
+        .await
+        .expect("list_threads")
+        .into_iter()
+        .filter(|t| t.thread_id.starts_with(&prefix))
+        .collect();
+    let names: Vec<&str> = mine.iter().map(|t| t.thread_id.as_str()).collect();
+    assert_eq!(names, [format!("{prefix}a"), format!("{prefix}b")]);
+    for (info, configs) in mine.iter().zip([&a, &b]) {
+        let latest = configs.last().expect("a chain has checkpoints");
+        assert_eq!(info.checkpoint_count, configs.len() as u64);
+        assert_eq!(info.latest_checkpoint_id, id(latest));
+        assert_eq!(info.latest_step, configs.len() as i64 - 2);
+        let tuple = saver.get_tuple(latest).await.expect("get").expect("latest");
+        assert_eq!(info.latest_ts, tuple.checkpoint.ts);
+    }
 }
 
 /// Deleting a thread removes everything of it and nothing else; unknown is a no-op.

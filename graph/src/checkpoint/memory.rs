@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use super::saver::{CheckpointSaver, SaverResult};
 use super::types::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
-    StoredValue,
+    StoredValue, ThreadInfo,
 };
 use crate::node::BoxFuture;
 
@@ -262,6 +262,28 @@ impl CheckpointSaver for InMemorySaver {
                         .next_back()
                         .map(|((_, v), _)| *v)
                 }))
+        })
+    }
+
+    fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
+        Box::pin(async move {
+            let threads = self.lock();
+            let mut out: Vec<ThreadInfo> = threads
+                .iter()
+                .filter_map(|(thread_id, namespaces)| {
+                    let entries = || namespaces.values().flat_map(|ns| ns.checkpoints.iter());
+                    let (id, latest) = entries().max_by(|a, b| a.0.cmp(b.0))?;
+                    Some(ThreadInfo {
+                        thread_id: thread_id.clone(),
+                        checkpoint_count: entries().count() as u64,
+                        latest_checkpoint_id: id.clone(),
+                        latest_step: latest.metadata.step,
+                        latest_ts: latest.checkpoint.ts.clone(),
+                    })
+                })
+                .collect();
+            out.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
+            Ok(out)
         })
     }
 

@@ -3,7 +3,7 @@
 use super::error::CheckpointError;
 use super::types::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
-    StoredValue,
+    StoredValue, ThreadInfo,
 };
 use crate::node::BoxFuture;
 
@@ -70,6 +70,11 @@ pub trait CheckpointSaver: Send + Sync + 'static {
             Ok(all.last().map(|(v, _)| *v))
         })
     }
+
+    /// Every thread with at least one checkpoint, ordered by thread id (byte order):
+    /// its checkpoint count and its newest checkpoint. Reads no channel values, so
+    /// tools can list a store's threads cheaply.
+    fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>>;
 
     /// Removes every checkpoint, write and value of the thread; a no-op for an unknown
     /// thread.

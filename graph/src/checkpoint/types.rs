@@ -188,6 +188,23 @@ pub struct CheckpointTuple {
     pub pending_writes: Vec<PendingWrite>,
 }
 
+/// A summary of one thread, as [`CheckpointSaver::list_threads`] returns it.
+///
+/// [`CheckpointSaver::list_threads`]: super::CheckpointSaver::list_threads
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadInfo {
+    /// The thread.
+    pub thread_id: String,
+    /// How many checkpoints it has (in every namespace).
+    pub checkpoint_count: u64,
+    /// Its newest checkpoint (the greatest id, in any namespace).
+    pub latest_checkpoint_id: String,
+    /// The superstep of the newest checkpoint (its metadata's `step`).
+    pub latest_step: i64,
+    /// When the newest checkpoint was written (its `ts`, RFC 3339).
+    pub latest_ts: String,
+}
+
 /// Options of [`CheckpointSaver::list`](super::CheckpointSaver::list).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ListOptions {
