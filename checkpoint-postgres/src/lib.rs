@@ -66,6 +66,7 @@
 )]
 
 mod error;
+mod lock;
 mod saver;
 mod schema;
 mod store;

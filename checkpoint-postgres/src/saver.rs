@@ -7,12 +7,12 @@ use deadpool_postgres::{Client, Manager, ManagerConfig, Pool, RecyclingMethod};
 use stategraph::BoxFuture;
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, ListOptions, PendingWrite, SaverResult, StoredValue, ThreadInfo,
+    CheckpointTuple, ListOptions, PendingWrite, SaverResult, StoredValue, ThreadInfo, ThreadLock,
 };
 use tokio_postgres::NoTls;
 
 use crate::error::{Failure, PostgresError, describe};
-use crate::{schema, store};
+use crate::{lock, schema, store};
 
 /// Settings of a [`PostgresSaver`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,6 +96,8 @@ pub struct PostgresSaver {
     pub(crate) pg: tokio_postgres::Config,
     pub(crate) options: PostgresOptions,
     pub(crate) target: String,
+    /// The schema holding the tables (part of each thread's lock key).
+    pub(crate) schema: String,
 }
 
 impl fmt::Debug for PostgresSaver {
@@ -232,14 +234,15 @@ impl PostgresSaver {
                 target: target.clone(),
                 reason: e.to_string(),
             })?;
-        let saver = Self {
+        let mut saver = Self {
             pool,
             pg,
             options,
             target,
+            schema: String::new(),
         };
         let mut client = saver.client().await?;
-        let schema = match &saver.options.schema {
+        saver.schema = match &saver.options.schema {
             Some(name) => name.clone(),
             None => client
                 .query_one("SELECT current_schema()::text", &[])
@@ -247,7 +250,8 @@ impl PostgresSaver {
                 .try_get::<_, Option<String>>(0)?
                 .unwrap_or_else(|| "public".to_string()),
         };
-        schema::migrate(&mut client, &schema, saver.options.schema.is_some()).await?;
+        schema::migrate(&mut client, &saver.schema, saver.options.schema.is_some()).await?;
+        drop(client);
         Ok(saver)
     }
 
@@ -399,6 +403,19 @@ impl CheckpointSaver for PostgresSaver {
                 .await
                 .map_err(|f| f.during("copy_thread"))
         })
+    }
+
+    /// A session-level advisory lock (`pg_try_advisory_lock`) on a 64-bit hash of the
+    /// schema and thread id, held on a connection of its own (outside the pool) and
+    /// tried again every [poll interval](PostgresOptions::lock_poll_interval) until
+    /// `wait` has passed. The server releases it when the guard is dropped or the
+    /// holding process dies.
+    fn lock_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+        wait: Duration,
+    ) -> BoxFuture<'a, SaverResult<ThreadLock>> {
+        Box::pin(lock::lock(self, thread_id, wait))
     }
 
     fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {

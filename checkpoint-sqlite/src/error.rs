@@ -52,6 +52,20 @@ pub enum SqliteError {
         /// The stored value.
         value: String,
     },
+    /// The per-thread lock file could not be created or locked.
+    #[error(
+        "cannot lock thread `{thread_id}` with {}: {source}; check that the directory is writable",
+        .path.display()
+    )]
+    Lock {
+        /// The thread.
+        thread_id: String,
+        /// The lock file.
+        path: PathBuf,
+        /// What the operating system reported.
+        #[source]
+        source: std::io::Error,
+    },
     /// A channel version is too large for a SQLite integer.
     #[error("channel `{channel}` version {version} is larger than SQLite integers can hold")]
     VersionOutOfRange {

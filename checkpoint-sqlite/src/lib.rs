@@ -67,6 +67,7 @@
 )]
 
 mod error;
+mod lock;
 mod saver;
 mod schema;
 mod store;

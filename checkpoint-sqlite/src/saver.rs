@@ -9,11 +9,12 @@ use rusqlite::Connection;
 use stategraph::BoxFuture;
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, ListOptions, PendingWrite, SaverResult, StoredValue, ThreadInfo,
+    CheckpointTuple, ListOptions, LocalThreadLocks, PendingWrite, SaverResult, StoredValue,
+    ThreadInfo, ThreadLock,
 };
 
 use crate::error::{Failure, SqliteError};
-use crate::{schema, store};
+use crate::{lock, schema, store};
 
 /// When a committed operation is on disk (SQLite's `synchronous` setting).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -99,6 +100,8 @@ pub struct SqliteSaver {
     conn: Arc<Mutex<Connection>>,
     path: Option<PathBuf>,
     options: SqliteOptions,
+    /// Thread locks of an in-memory database, which no other process can open.
+    local_locks: Arc<LocalThreadLocks>,
 }
 
 impl fmt::Debug for SqliteSaver {
@@ -136,6 +139,7 @@ impl SqliteSaver {
             conn: Arc::new(Mutex::new(conn)),
             path: Some(path.to_path_buf()),
             options,
+            local_locks: Arc::default(),
         })
     }
 
@@ -157,6 +161,7 @@ impl SqliteSaver {
             conn: Arc::new(Mutex::new(conn)),
             path: None,
             options,
+            local_locks: Arc::default(),
         })
     }
 
@@ -332,5 +337,20 @@ impl CheckpointSaver for SqliteSaver {
         self.run("prune", move |conn, limit| {
             store::prune(conn, limit, &thread_id, keep)
         })
+    }
+
+    /// On a file, an operating-system lock on a file per thread in the directory
+    /// `<database>.locks` beside it (created when needed), so a run holds the thread
+    /// against runs in every process using the file; the lock dies with its process.
+    /// In memory, a lock inside this process.
+    fn lock_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+        wait: Duration,
+    ) -> BoxFuture<'a, SaverResult<ThreadLock>> {
+        match &self.path {
+            Some(path) => Box::pin(lock::lock_file(path.clone(), thread_id.to_string(), wait)),
+            None => Box::pin(self.local_locks.lock(thread_id, wait)),
+        }
     }
 }

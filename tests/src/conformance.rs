@@ -96,6 +96,7 @@ pub async fn run_all(saver: &dyn CheckpointSaver) {
     delete_thread(saver).await;
     copy_thread(saver).await;
     prune(saver).await;
+    thread_locks(saver).await;
 }
 
 /// Unknown threads and ids give `None` and empty lists, never errors.
@@ -493,4 +494,62 @@ pub async fn special_writes_replace(saver: &dyn CheckpointSaver) {
         .collect();
     got.sort_by_key(|(i, _)| *i);
     assert_eq!(got, [(0, json!("own")), (u32::MAX, json!("second"))]);
+}
+
+/// One writer per thread: a second lock on a held thread waits, then fails with
+/// `ThreadBusy` naming it; another thread is free meanwhile; dropping the guard lets a
+/// waiting caller in. Needs a tokio runtime with its time driver.
+pub async fn thread_locks(saver: &dyn CheckpointSaver) {
+    use std::time::{Duration, Instant};
+
+    use stategraph::checkpoint::CheckpointError;
+
+    let thread = format!("locked-{}", tag());
+    let other = format!("free-{}", tag());
+    let held = saver
+        .lock_thread(&thread, Duration::ZERO)
+        .await
+        .expect("lock a free thread");
+    assert_eq!(held.thread_id(), thread);
+
+    let started = Instant::now();
+    let err = saver
+        .lock_thread(&thread, Duration::from_millis(150))
+        .await
+        .expect_err("a held thread is busy");
+    let CheckpointError::ThreadBusy { thread_id, waited } = &err else {
+        panic!("expected ThreadBusy, got {err:?}");
+    };
+    assert_eq!(thread_id, &thread);
+    assert!(*waited >= Duration::from_millis(150), "{waited:?}");
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    let message = err.to_string();
+    assert!(
+        message.contains(&thread) && message.contains("RunConfig::lock_timeout"),
+        "{message}"
+    );
+
+    let free = saver
+        .lock_thread(&other, Duration::ZERO)
+        .await
+        .expect("another thread is free");
+
+    // A waiting caller gets the thread once the holder lets go.
+    let started = Instant::now();
+    let release = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop(held);
+    };
+    let (_, next) = futures::join!(release, saver.lock_thread(&thread, Duration::from_secs(10)));
+    let next = next.expect("the released thread");
+    assert!(started.elapsed() >= Duration::from_millis(100));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    drop((next, free));
+    // Released again: free at once.
+    drop(
+        saver
+            .lock_thread(&thread, Duration::from_secs(5))
+            .await
+            .expect("free again"),
+    );
 }

@@ -100,6 +100,16 @@ pub enum CheckpointError {
         /// The node.
         node: String,
     },
+    /// Another run holds the thread (one writer per thread), and did not let go in time.
+    #[error(
+        "thread `{thread_id}` is busy: another run (in this or another process) is writing to it and did not finish within {waited:?}; wait for that run to end, or let this one wait longer with `RunConfig::lock_timeout`"
+    )]
+    ThreadBusy {
+        /// The thread.
+        thread_id: String,
+        /// How long this run waited.
+        waited: std::time::Duration,
+    },
     /// A `Send` payload could not be stored or restored.
     #[error("payload of a Send to `{node}`: {reason}")]
     Payload {

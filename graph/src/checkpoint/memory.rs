@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
+use super::lock::{LocalThreadLocks, ThreadLock};
 use super::saver::{CheckpointSaver, SaverResult};
 use super::types::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
@@ -54,6 +55,7 @@ type Threads = HashMap<String, BTreeMap<String, Namespace>>;
 #[derive(Default)]
 pub struct InMemorySaver {
     threads: Mutex<Threads>,
+    locks: LocalThreadLocks,
 }
 
 impl InMemorySaver {
@@ -107,6 +109,16 @@ fn tuple(config: &CheckpointConfig, ns: &Namespace, id: &str, e: &Entry) -> Chec
 }
 
 impl CheckpointSaver for InMemorySaver {
+    /// Two runs of one thread in this process never interleave (the saver is not shared
+    /// with other processes).
+    fn lock_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+        wait: std::time::Duration,
+    ) -> BoxFuture<'a, SaverResult<ThreadLock>> {
+        Box::pin(self.locks.lock(thread_id, wait))
+    }
+
     fn get_tuple<'a>(
         &'a self,
         config: &'a CheckpointConfig,

@@ -2,11 +2,13 @@
 //! interface savers implement.
 
 mod error;
+mod lock;
 mod memory;
 mod saver;
 mod types;
 
 pub use error::CheckpointError;
+pub use lock::{LocalThreadLocks, ThreadLock};
 pub use memory::{InMemorySaver, needed_ranges, needed_values};
 pub use saver::{CheckpointSaver, SaverResult};
 pub use types::{

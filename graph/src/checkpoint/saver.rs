@@ -1,6 +1,9 @@
 //! The `CheckpointSaver` trait every storage backend implements.
 
+use std::time::Duration;
+
 use super::error::CheckpointError;
+use super::lock::ThreadLock;
 use super::types::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
     StoredValue, ThreadInfo,
@@ -86,4 +89,19 @@ pub trait CheckpointSaver: Send + Sync + 'static {
     /// Keeps the `keep` newest checkpoints of the thread (per namespace) and removes the
     /// rest with their writes; values the kept checkpoints still need are kept.
     fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>>;
+
+    /// Makes the caller the thread's only writer until the returned guard is dropped,
+    /// waiting up to `wait` for a current holder — in this process or, for a saver
+    /// shared between processes, in any process using the same storage. A holder that
+    /// dies releases the thread. Runs take it for as long as they write; reads take
+    /// none.
+    ///
+    /// # Errors
+    /// [`CheckpointError::ThreadBusy`] when the thread is still held after `wait`, or a
+    /// storage failure.
+    fn lock_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+        wait: Duration,
+    ) -> BoxFuture<'a, SaverResult<ThreadLock>>;
 }

@@ -1,6 +1,7 @@
 //! Per-run configuration, a run's input, and its result.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::checkpoint::CheckpointConfig;
 use crate::state::GraphState;
@@ -29,6 +30,7 @@ pub struct RunConfig {
     pub(crate) durability: Durability,
     pub(crate) interrupt_before: Vec<Arc<str>>,
     pub(crate) interrupt_after: Vec<Arc<str>>,
+    pub(crate) lock_timeout: Duration,
 }
 
 impl Default for RunConfig {
@@ -41,6 +43,7 @@ impl Default for RunConfig {
             durability: Durability::Sync,
             interrupt_before: Vec::new(),
             interrupt_after: Vec::new(),
+            lock_timeout: Self::DEFAULT_LOCK_TIMEOUT,
         }
     }
 }
@@ -48,6 +51,10 @@ impl Default for RunConfig {
 impl RunConfig {
     /// Supersteps a run may take unless configured otherwise.
     pub const DEFAULT_RECURSION_LIMIT: usize = 10_000;
+
+    /// How long a run waits for another run of its thread to finish, unless configured
+    /// otherwise.
+    pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
     /// The default configuration.
     pub fn new() -> Self {
@@ -110,6 +117,17 @@ impl RunConfig {
     ) -> Self {
         self.interrupt_after
             .extend(nodes.into_iter().map(|n| n.name_of()));
+        self
+    }
+
+    /// How long this run waits for another run writing to the same thread (in this or,
+    /// with a shared saver, another process) to finish before failing with
+    /// `CheckpointError::ThreadBusy` (default 30 seconds). A thread has one writer at a
+    /// time: runs, resumes and `update_state` hold it while they write; `get_state` and
+    /// history reads do not wait.
+    #[must_use]
+    pub fn lock_timeout(mut self, wait: Duration) -> Self {
+        self.lock_timeout = wait;
         self
     }
 

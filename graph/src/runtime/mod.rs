@@ -238,6 +238,8 @@ struct Persist {
     waiting: HashMap<String, Interrupt>,
     /// Answers given to tasks of the next step, by task id, in call order.
     answers: HashMap<String, Vec<serde_json::Value>>,
+    /// The thread's writer lock, for runs that write (dropped last).
+    lock: Option<crate::checkpoint::ThreadLock>,
 }
 
 /// What one task did, kept in checkpoint metadata under `steps`.
@@ -323,9 +325,14 @@ impl<'g, S: GraphState> Loop<'g, S> {
             .thread_id
             .as_deref()
             .ok_or(RunError::MissingThreadId)?;
+        // One writer per thread: held until the run (and its last save) is over.
+        let lock = saver.lock_thread(thread, config.lock_timeout).await?;
         let at = persist::config_at(thread, config.checkpoint_id.clone());
         let tuple = saver.get_tuple(&at).await?;
         lp.attach(saver.clone(), thread);
+        if let Some(p) = &mut lp.persist {
+            p.lock = Some(lock);
+        }
         match (tuple, &config.checkpoint_id) {
             (Some(t), at) => {
                 lp.load(&t, at.is_some()).await?;
@@ -397,6 +404,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             last_writers: Vec::new(),
             waiting: HashMap::new(),
             answers: HashMap::new(),
+            lock: None,
         });
     }
 
