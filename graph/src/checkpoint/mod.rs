@@ -6,6 +6,7 @@ mod lock;
 mod memory;
 mod saver;
 mod types;
+mod values;
 
 pub use error::CheckpointError;
 pub use lock::{LocalThreadLocks, ThreadLock};
@@ -16,3 +17,4 @@ pub use types::{
     CheckpointTuple, ListOptions, PendingWrite, PlannedTask, StoredValue, ThreadInfo,
     new_checkpoint_id, now_rfc3339,
 };
+pub use values::{channel_value, channel_values};

@@ -121,39 +121,6 @@ pub(crate) struct Restored<S> {
     pub(crate) migrated: bool,
 }
 
-/// Folds a channel's stored versions into its JSON value.
-async fn channel_json(
-    saver: &dyn CheckpointSaver,
-    tuple: &CheckpointTuple,
-    channel: &str,
-    version: u64,
-) -> Result<Value, CheckpointError> {
-    let cp = &tuple.checkpoint;
-    let base = cp.channel_bases.get(channel).copied().unwrap_or(version);
-    let history = saver
-        .channel_history(&tuple.config, channel, base.min(version), version)
-        .await?;
-    let missing = |v: u64| CheckpointError::MissingValue {
-        id: cp.id.clone(),
-        channel: channel.to_string(),
-        version: v,
-    };
-    if history.last().map(|(v, _)| *v) != Some(version) {
-        return Err(missing(version));
-    }
-    let mut value: Option<Value> = None;
-    for (v, stored) in history {
-        match (stored, &mut value) {
-            (StoredValue::Full(full), _) => value = Some(full),
-            (StoredValue::Append(Value::Array(items)), Some(Value::Array(current))) => {
-                current.extend(items)
-            }
-            _ => return Err(missing(v)),
-        }
-    }
-    value.ok_or_else(|| missing(base))
-}
-
 /// Restores through a registered migration: every stored channel as JSON, edited by
 /// the migration, then decoded into the current state.
 async fn restore_migrated<S: GraphState>(
@@ -163,13 +130,13 @@ async fn restore_migrated<S: GraphState>(
 ) -> Result<Restored<S>, CheckpointError> {
     let cp = &tuple.checkpoint;
     let mut values = serde_json::Map::new();
-    for (channel, &version) in &cp.channel_versions {
-        match channel_json(saver, tuple, channel, version).await {
-            Ok(v) => {
+    for channel in cp.channel_versions.keys() {
+        match crate::checkpoint::channel_value(saver, tuple, channel).await {
+            Ok(Some(v)) => {
                 values.insert(channel.clone(), v);
             }
             // Untracked channels of the old schema have versions but no values.
-            Err(CheckpointError::MissingValue { .. }) => {}
+            Ok(None) | Err(CheckpointError::MissingValue { .. }) => {}
             Err(e) => return Err(e),
         }
     }
