@@ -1,1 +1,4 @@
-//! Runnable examples live in `examples/`.
+//! Runnable examples live in `examples/`; the main demo's pipeline lives here, in
+//! [`research`], so that its binary and its tests share one definition.
+
+pub mod research;
