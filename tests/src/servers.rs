@@ -40,3 +40,26 @@ pub fn fresh_schema(prefix: &str) -> String {
         stategraph::checkpoint::new_checkpoint_id().to_lowercase()
     )
 }
+
+/// Drops `schema` and everything in it (cleaning up after a test).
+///
+/// # Panics
+/// When the server cannot be reached or refuses.
+pub fn drop_schema(url: &str, schema: &str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("connect to drop a test schema");
+        let driver = tokio::spawn(connection);
+        client
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+            .await
+            .expect("drop a test schema");
+        drop(client);
+        let _ = driver.await;
+    });
+}
