@@ -1,0 +1,137 @@
+//! What can go wrong, and the exit code each failure gives.
+
+use std::path::PathBuf;
+
+use stategraph::checkpoint::CheckpointError;
+
+/// The process exit codes of `stategraph`. Scripts can rely on them.
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// Any other failure: the store could not be read, a record is corrupt, output
+    /// could not be written.
+    pub const FAILURE: u8 = 1;
+    /// The command line is wrong (unknown flag, missing argument); set by the
+    /// argument parser.
+    pub const USAGE: u8 = 2;
+    /// The `--db` file does not exist, or is not a stategraph database.
+    pub const MISSING_DATABASE: u8 = 3;
+    /// The `--url` is malformed, or the server cannot be reached or refuses the login.
+    pub const BAD_URL: u8 = 4;
+    /// The store has no thread with that id.
+    pub const UNKNOWN_THREAD: u8 = 5;
+    /// The thread has no checkpoint with that id (or the prefix is ambiguous).
+    pub const UNKNOWN_CHECKPOINT: u8 = 6;
+    /// `delete` was not confirmed: no terminal to ask on and no `--yes`, or the
+    /// answer was no.
+    pub const NOT_CONFIRMED: u8 = 7;
+}
+
+/// A failure of a `stategraph` command. Each message names what failed and how to go
+/// on; [`CliError::exit_code`] gives the process exit code.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// `--db` names a file that does not exist.
+    #[error(
+        "database file {} does not exist; pass the path of a SQLite file a stategraph SqliteSaver wrote (nothing was created)",
+        .path.display()
+    )]
+    MissingDatabase {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// `--db` names something that is not a stategraph SQLite database.
+    #[error("{} is not a stategraph database: {reason}", .path.display())]
+    NotADatabase {
+        /// The path given.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The PostgreSQL URL is malformed or the server cannot be used.
+    #[error("{source}")]
+    BadUrl {
+        /// The saver's error, which names the target (never the password).
+        #[source]
+        source: CheckpointError,
+    },
+    /// No thread with this id.
+    #[error(
+        "thread `{thread_id}` not found in {target}; run `stategraph threads` to list the stored threads"
+    )]
+    UnknownThread {
+        /// The thread asked for.
+        thread_id: String,
+        /// The store, as the user named it.
+        target: String,
+    },
+    /// The thread has no checkpoint with this id or id prefix.
+    #[error(
+        "thread `{thread_id}` has no checkpoint `{checkpoint}`; run `stategraph history {thread_id}` to list its checkpoints"
+    )]
+    UnknownCheckpoint {
+        /// The thread.
+        thread_id: String,
+        /// The id or prefix asked for.
+        checkpoint: String,
+    },
+    /// A checkpoint id prefix matches several checkpoints.
+    #[error(
+        "checkpoint prefix `{prefix}` matches {count} checkpoints of thread `{thread_id}` ({examples}); give more of the id"
+    )]
+    AmbiguousCheckpoint {
+        /// The thread.
+        thread_id: String,
+        /// The prefix asked for.
+        prefix: String,
+        /// How many checkpoints match.
+        count: usize,
+        /// Some of the matching ids.
+        examples: String,
+    },
+    /// `delete` without `--yes` and without a terminal to ask on.
+    #[error(
+        "refusing to delete thread `{thread_id}` without confirmation: there is no terminal to ask on; pass --yes to delete it"
+    )]
+    NoTerminal {
+        /// The thread.
+        thread_id: String,
+    },
+    /// The user answered no.
+    #[error("thread `{thread_id}` was not deleted")]
+    Declined {
+        /// The thread.
+        thread_id: String,
+    },
+    /// Reading or changing the store failed.
+    #[error("{0}")]
+    Store(#[from] CheckpointError),
+    /// Writing the output or reading the answer failed.
+    #[error("cannot {action}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl CliError {
+    /// The process exit code for this failure (see [`exit`]).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::MissingDatabase { .. } | CliError::NotADatabase { .. } => {
+                exit::MISSING_DATABASE
+            }
+            CliError::BadUrl { .. } => exit::BAD_URL,
+            CliError::UnknownThread { .. } => exit::UNKNOWN_THREAD,
+            CliError::UnknownCheckpoint { .. } | CliError::AmbiguousCheckpoint { .. } => {
+                exit::UNKNOWN_CHECKPOINT
+            }
+            CliError::NoTerminal { .. } | CliError::Declined { .. } => exit::NOT_CONFIRMED,
+            CliError::Store(_) | CliError::Io { .. } => exit::FAILURE,
+        }
+    }
+}

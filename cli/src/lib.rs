@@ -1,0 +1,277 @@
+//! `stategraph`: inspect the threads a checkpoint saver stored, without the code that
+//! wrote them.
+//!
+//! Every run of a graph compiled with a checkpointer leaves a *thread* of checkpoints
+//! behind. This command reads them straight from the store — a SQLite file written by
+//! `stategraph_sqlite::SqliteSaver` (`--db PATH`) or a PostgreSQL database written by
+//! `stategraph_postgres::PostgresSaver` (`--url postgres://...`, with `--schema` when
+//! the saver used one) — and rebuilds each channel's value as JSON from the stored
+//! whole values and appended deltas (see [`stategraph::checkpoint::channel_values`]).
+//!
+//! ```text
+//! stategraph --db demo.sqlite threads                   # every thread, newest checkpoint
+//! stategraph --db demo.sqlite history research-1        # its checkpoints, newest first
+//! stategraph --db demo.sqlite show research-1           # the latest checkpoint in full
+//! stategraph --db demo.sqlite show research-1 0006a1    # a checkpoint by id or id prefix
+//! stategraph --db demo.sqlite diff research-1 0006a1 0006b7   # channels that changed
+//! stategraph --db demo.sqlite delete research-1         # asks first; --yes to skip
+//! stategraph --url postgres://me:pw@db:5432/app --json threads
+//! ```
+//!
+//! `show` lists the channel values, the nodes planned next (with `Send` payloads), the
+//! writes of the next step's tasks stored so far, and the interrupts those tasks
+//! raised. `diff` lists each channel whose value differs, with both values.
+//!
+//! # Output
+//! Aligned tables by default. With `--json` each command prints one JSON object (the
+//! serialized [`inspect`] report): `threads` → [`ThreadsReport`](inspect::ThreadsReport),
+//! `history` → [`HistoryReport`](inspect::HistoryReport), `show` →
+//! [`ShowReport`](inspect::ShowReport), `diff` → [`DiffReport`](inspect::DiffReport),
+//! `delete` → [`DeleteReport`](inspect::DeleteReport). Field names are stable.
+//!
+//! # Exit codes
+//! [`exit`] lists them: 0 success, 1 any other failure, 2 a wrong command line, 3 a
+//! missing or foreign `--db` file (nothing is created), 4 a malformed or unreachable
+//! `--url`, 5 an unknown thread, 6 an unknown checkpoint, 7 a `delete` that was not
+//! confirmed. Errors go to standard error and say how to go on.
+//!
+//! # Deleting
+//! `delete` asks on the terminal before removing a thread; `--yes` skips the
+//! question, and without a terminal (a script, a pipe) it refuses unless `--yes` is
+//! given. It holds the thread's writer lock while deleting, so a thread that a run is
+//! writing is not deleted under it.
+//!
+//! # As a library
+//! [`run`] executes a parsed [`Cli`] against a [`Target`], writing to any output and
+//! asking through any [`Confirm`]; the binary is a thin wrapper around it.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod error;
+pub mod inspect;
+pub mod render;
+mod target;
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+
+pub use error::{CliError, exit};
+use inspect::Inspector;
+pub use target::Target;
+
+/// How long `delete` waits for a run writing the thread to finish.
+const DELETE_LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// The command line.
+#[derive(Clone, Debug, Parser)]
+#[command(
+    name = "stategraph",
+    version,
+    about = "Inspect the threads a stategraph checkpoint saver stored (SQLite or PostgreSQL)",
+    after_help = "Exit codes: 0 ok, 1 failure, 2 usage, 3 missing database file, 4 bad or unreachable URL, 5 unknown thread, 6 unknown checkpoint, 7 delete not confirmed."
+)]
+pub struct Cli {
+    /// The SQLite file a SqliteSaver wrote (must exist).
+    #[arg(long, value_name = "PATH", global = true, conflicts_with = "url")]
+    pub db: Option<PathBuf>,
+    /// The PostgreSQL database a PostgresSaver wrote: postgres://user:password@host:5432/db.
+    #[arg(long, value_name = "URL", global = true)]
+    pub url: Option<String>,
+    /// The PostgreSQL schema holding the saver's tables, if not the default one.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub schema: Option<String>,
+    /// Print one JSON object for scripts instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Clone, Debug, PartialEq, Eq, Subcommand)]
+pub enum Command {
+    /// List every stored thread with its checkpoint count and newest checkpoint.
+    Threads,
+    /// List a thread's checkpoints, newest first.
+    History {
+        /// The thread id.
+        thread: String,
+    },
+    /// Show a checkpoint: channel values, next nodes, pending writes, interrupts.
+    Show {
+        /// The thread id.
+        thread: String,
+        /// A checkpoint id, or a prefix of exactly one (default: the latest).
+        checkpoint: Option<String>,
+    },
+    /// List the channels whose values differ between two checkpoints of a thread.
+    Diff {
+        /// The thread id.
+        thread: String,
+        /// The first checkpoint (id or prefix).
+        a: String,
+        /// The second checkpoint (id or prefix).
+        b: String,
+    },
+    /// Delete a thread and everything stored for it (asks first).
+    Delete {
+        /// The thread id.
+        thread: String,
+        /// Delete without asking.
+        #[arg(long, short)]
+        yes: bool,
+    },
+}
+
+impl Cli {
+    /// The store named by `--db` or `--url`.
+    ///
+    /// # Errors
+    /// A usage error when neither is given, or `--schema` comes without `--url`.
+    pub fn target(&self) -> Result<Target, clap::Error> {
+        use clap::CommandFactory;
+        use clap::error::ErrorKind;
+        match (&self.db, &self.url) {
+            (Some(_), Some(_)) => Err(Cli::command().error(
+                ErrorKind::ArgumentConflict,
+                "give either --db or --url, not both",
+            )),
+            (Some(_), None) if self.schema.is_some() => Err(Cli::command().error(
+                ErrorKind::ArgumentConflict,
+                "--schema applies to a PostgreSQL --url, not to a SQLite --db",
+            )),
+            (Some(path), None) => Ok(Target::Sqlite(path.clone())),
+            (None, Some(url)) => Ok(Target::Postgres {
+                url: url.clone(),
+                schema: self.schema.clone(),
+            }),
+            (None, None) => Err(Cli::command().error(
+                ErrorKind::MissingRequiredArgument,
+                "say where the threads are: --db PATH for a SQLite file, or --url postgres://... for PostgreSQL",
+            )),
+        }
+    }
+}
+
+/// Asks the user to confirm a destructive step.
+pub trait Confirm {
+    /// `Some(answer)`, or `None` when there is no one to ask (no terminal).
+    ///
+    /// # Errors
+    /// Reading the answer failed.
+    fn confirm(&mut self, question: &str) -> std::io::Result<Option<bool>>;
+}
+
+/// Asks on the terminal: the question on standard error, a `y`/`yes` answer (any
+/// case) on standard input. No terminal on standard input means no one to ask.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TerminalConfirm;
+
+impl Confirm for TerminalConfirm {
+    fn confirm(&mut self, question: &str) -> std::io::Result<Option<bool>> {
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            return Ok(None);
+        }
+        let mut err = std::io::stderr();
+        write!(err, "{question} [y/N] ")?;
+        err.flush()?;
+        let mut answer = String::new();
+        stdin.lock().read_line(&mut answer)?;
+        let answer = answer.trim().to_ascii_lowercase();
+        Ok(Some(answer == "y" || answer == "yes"))
+    }
+}
+
+fn emit<T: Serialize>(
+    out: &mut dyn Write,
+    json: bool,
+    report: &T,
+    text: impl FnOnce(&T) -> String,
+) -> Result<(), CliError> {
+    let io = |source| CliError::Io {
+        action: "write the output",
+        source,
+    };
+    if json {
+        let encoded =
+            serde_json::to_string_pretty(report).map_err(|e| io(std::io::Error::other(e)))?;
+        writeln!(out, "{encoded}").map_err(io)?;
+    } else {
+        out.write_all(text(report).as_bytes()).map_err(io)?;
+    }
+    out.flush().map_err(io)
+}
+
+/// Runs `cli`'s command against `target`, writing the report to `out` and asking
+/// `confirm` before a `delete` without `--yes`.
+///
+/// # Errors
+/// A [`CliError`] naming what failed; [`CliError::exit_code`] gives the exit code.
+pub async fn run(
+    cli: &Cli,
+    target: &Target,
+    out: &mut dyn Write,
+    confirm: &mut dyn Confirm,
+) -> Result<(), CliError> {
+    let saver = target.open().await?;
+    let inspector = Inspector::new(saver.as_ref(), target.to_string());
+    let json = cli.json;
+    match &cli.command {
+        Command::Threads => emit(out, json, &inspector.threads().await?, render::threads),
+        Command::History { thread } => emit(
+            out,
+            json,
+            &inspector.history(thread).await?,
+            render::history,
+        ),
+        Command::Show { thread, checkpoint } => emit(
+            out,
+            json,
+            &inspector.show(thread, checkpoint.as_deref()).await?,
+            render::show,
+        ),
+        Command::Diff { thread, a, b } => emit(
+            out,
+            json,
+            &inspector.diff(thread, a, b).await?,
+            render::diff,
+        ),
+        Command::Delete { thread, yes } => {
+            let info = inspector.thread(thread).await?;
+            if !yes {
+                let question = format!(
+                    "delete thread `{}` ({} checkpoints) from {target}?",
+                    info.thread_id, info.checkpoint_count
+                );
+                let answer = confirm.confirm(&question).map_err(|source| CliError::Io {
+                    action: "read the answer",
+                    source,
+                })?;
+                match answer {
+                    None => {
+                        return Err(CliError::NoTerminal {
+                            thread_id: thread.clone(),
+                        });
+                    }
+                    Some(false) => {
+                        return Err(CliError::Declined {
+                            thread_id: thread.clone(),
+                        });
+                    }
+                    Some(true) => {}
+                }
+            }
+            let _writer = saver.lock_thread(thread, DELETE_LOCK_WAIT).await?;
+            let report = inspector.delete(&info).await?;
+            emit(out, json, &report, render::delete)
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! Where the threads are: a SQLite file or a PostgreSQL database, opened without
+//! creating anything that is not already there.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rusqlite::{Connection, OpenFlags};
+use stategraph::checkpoint::CheckpointSaver;
+use stategraph_postgres::{PostgresOptions, PostgresSaver};
+use stategraph_sqlite::SqliteSaver;
+
+use crate::error::CliError;
+
+/// The store to inspect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A SQLite file written by `stategraph_sqlite::SqliteSaver`.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database written by `stategraph_postgres::PostgresSaver`, with
+    /// the schema holding its tables when it is not the default one.
+    Postgres {
+        /// The connection URL.
+        url: String,
+        /// The schema given to `PostgresOptions::schema`, if any.
+        schema: Option<String>,
+    },
+}
+
+impl fmt::Display for Target {
+    /// The file, or the URL without its password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Sqlite(path) => write!(f, "{}", path.display()),
+            Target::Postgres { url, schema } => {
+                write!(f, "{}", without_password(url))?;
+                if let Some(schema) = schema {
+                    write!(f, " (schema `{schema}`)")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `url` with the password of its user info, if any, replaced by `***`.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((user_info, host)) => match user_info.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+impl Target {
+    /// Opens the store's saver.
+    ///
+    /// # Errors
+    /// [`CliError::MissingDatabase`] for a file that does not exist (nothing is
+    /// created), [`CliError::NotADatabase`] for a file without a saver's tables,
+    /// [`CliError::BadUrl`] when PostgreSQL cannot be reached with the URL, and
+    /// [`CliError::Store`] when the saver refuses the store.
+    pub async fn open(&self) -> Result<Arc<dyn CheckpointSaver>, CliError> {
+        match self {
+            Target::Sqlite(path) => {
+                check_sqlite(path)?;
+                Ok(Arc::new(SqliteSaver::open(path)?))
+            }
+            Target::Postgres { url, schema } => {
+                let mut options = PostgresOptions::new().pool_size(2);
+                if let Some(schema) = schema {
+                    options = options.schema(schema.clone());
+                }
+                let saver = PostgresSaver::connect_with(url, options)
+                    .await
+                    .map_err(|source| CliError::BadUrl { source })?;
+                Ok(Arc::new(saver))
+            }
+        }
+    }
+}
+
+/// Refuses a path that is not an existing SQLite file holding a saver's tables,
+/// before the saver opens it (which would create the file or add the tables).
+fn check_sqlite(path: &Path) -> Result<(), CliError> {
+    if !path.exists() {
+        return Err(CliError::MissingDatabase {
+            path: path.to_path_buf(),
+        });
+    }
+    let not_a_db = |reason: String| CliError::NotADatabase {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if !path.is_file() {
+        return Err(not_a_db("it is not a file".into()));
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| not_a_db(e.to_string()))?;
+    let has_tables: bool = conn
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master
+             WHERE type = 'table' AND name = 'stategraph_checkpoints')",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(|e| not_a_db(format!("{e} (is it a SQLite file?)")))?;
+    if !has_tables {
+        return Err(not_a_db(
+            "it has no `stategraph_checkpoints` table; pass the file a SqliteSaver wrote".into(),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_hidden_in_displayed_urls() {
+        let shown = |url: &str| {
+            Target::Postgres {
+                url: url.into(),
+                schema: None,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            shown("postgres://me:secret@db:5432/app"),
+            "postgres://me:***@db:5432/app"
+        );
+        assert_eq!(shown("postgres://me@db/app"), "postgres://me@db/app");
+        assert_eq!(shown("postgres://db/app?x=a@b"), "postgres://db/app?x=a@b");
+        assert_eq!(shown("not a url"), "not a url");
+    }
+}
