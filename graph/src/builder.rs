@@ -200,6 +200,37 @@ pub(crate) struct BranchSpec<S> {
 ///
 /// Builder methods take `&mut self` and return it, so a graph is declared in one
 /// chained expression or step by step.
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(GraphState, Clone, Debug, Default)]
+/// struct Count {
+///     #[reducer(add)]
+///     n: u32,
+/// }
+///
+/// #[node]
+/// fn one(_: &Count) -> CountUpdate {
+///     Count::update().n(1)
+/// }
+///
+/// #[node]
+/// fn ten(_: &Count) -> CountUpdate {
+///     Count::update().n(10)
+/// }
+///
+/// let graph = StateGraph::<Count>::new()
+///     .add_node(one)
+///     .add_node(ten)
+///     .add_edge(START, one)
+///     .add_conditional_edges(one, |c: &Count| if c.n < 5 { Route::to(ten) } else { Route::end() }, (ten, END))
+///     .add_edge(ten, END)
+///     .compile()?;
+/// let out = graph.invoke_blocking(Count::update(), &RunConfig::new())?;
+/// assert_eq!(out.values.n, 11);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct StateGraph<S: GraphState> {
     pub(crate) nodes: Vec<NodeSpec<S>>,
     pub(crate) edges: Vec<(Vec<Endpoint>, Endpoint)>,

@@ -256,6 +256,40 @@ pub(crate) struct Topology {
 }
 
 /// A checked, runnable graph. Cheap to clone; share it across tasks and threads.
+///
+/// Made by [`StateGraph::compile`](crate::StateGraph::compile) or
+/// [`compile_with`](crate::StateGraph::compile_with); run it with
+/// [`invoke`](CompiledGraph::invoke) or [`stream`](CompiledGraph::stream), and with a
+/// checkpointer read and edit its threads with [`get_state`](CompiledGraph::get_state),
+/// [`get_state_history`](CompiledGraph::get_state_history) and
+/// [`update_state`](CompiledGraph::update_state).
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(GraphState, Clone, Debug, Default)]
+/// struct Hits {
+///     #[reducer(add)]
+///     n: u64,
+/// }
+///
+/// #[node]
+/// fn hit(_: &Hits) -> HitsUpdate {
+///     Hits::update().n(1)
+/// }
+///
+/// let graph = StateGraph::<Hits>::new().add_node(hit).add_edge(START, hit).compile()?;
+/// let workers: Vec<_> = (0..4)
+///     .map(|_| {
+///         let graph = graph.clone();
+///         std::thread::spawn(move || graph.invoke_blocking(Hits::update(), &RunConfig::new()))
+///     })
+///     .collect();
+/// for worker in workers {
+///     assert_eq!(worker.join().expect("no panic")?.values.n, 1);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct CompiledGraph<S: GraphState> {
     pub(crate) graph: Arc<Graph<S>>,
 }

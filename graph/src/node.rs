@@ -644,6 +644,46 @@ impl<S> IntoGoto<S> for send::Send<S> {
 
 /// A node's instruction: an optional update plus destinations added to its static
 /// edges (LangGraph's `Command`).
+///
+/// Returned by a node, it routes from inside the node; given to `invoke`,
+/// `Command::resume(answer)` answers a paused thread (see [`NodeContext::interrupt`]).
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(GraphState, Clone, Debug, Default)]
+/// struct Ticket {
+///     urgent: bool,
+///     #[reducer(append)]
+///     log: Vec<String>,
+/// }
+///
+/// #[node]
+/// fn triage(t: &Ticket) -> Command<Ticket> {
+///     let next = if t.urgent { page } else { queue };
+///     Command::goto(next).update(Ticket::update().log(["triaged"]))
+/// }
+///
+/// #[node]
+/// fn page(_: &Ticket) -> TicketUpdate {
+///     Ticket::update().log(["paged on-call"])
+/// }
+///
+/// #[node]
+/// fn queue(_: &Ticket) -> TicketUpdate {
+///     Ticket::update().log(["queued"])
+/// }
+///
+/// let graph = StateGraph::<Ticket>::new()
+///     .add_node(triage)
+///     .add_node(page)
+///     .add_node(queue)
+///     .add_edge(START, triage)
+///     .compile()?;
+/// let out = graph.invoke_blocking(Ticket::update().urgent(true), &RunConfig::new())?;
+/// assert_eq!(out.values.log, ["triaged", "paged on-call"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Command<S: GraphState> {
     pub(crate) update: Option<S::Update>,
     pub(crate) goto: Vec<Goto<S>>,

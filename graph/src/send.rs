@@ -14,6 +14,43 @@ use crate::state::GraphState;
 ///
 /// Not in the prelude, so it does not shadow `std::marker::Send`; write
 /// `stategraph::Send::new(..)`.
+///
+/// ```
+/// use stategraph::prelude::*;
+///
+/// #[derive(GraphState, Clone, Debug, Default)]
+/// struct Lengths {
+///     words: Vec<String>,
+///     #[reducer(append)]
+///     lengths: Vec<usize>,
+/// }
+///
+/// #[node]
+/// fn split(_: &Lengths) -> Option<LengthsUpdate> {
+///     None
+/// }
+///
+/// /// A `Send` target: its input is one word, not the state.
+/// #[node]
+/// fn measure(word: &String) -> LengthsUpdate {
+///     Lengths::update().lengths([word.len()])
+/// }
+///
+/// let graph = StateGraph::<Lengths>::new()
+///     .add_node(split)
+///     .add_node(measure)
+///     .add_edge(START, split)
+///     .add_conditional_edges(
+///         split,
+///         |s: &Lengths| Route::sends(s.words.iter().map(|w| stategraph::Send::new(measure, w.clone()))),
+///         [measure],
+///     )
+///     .compile()?;
+/// let input = Lengths::update().words(vec!["map".to_string(), "reduce".to_string()]);
+/// let out = graph.invoke_blocking(input, &RunConfig::new())?;
+/// assert_eq!(out.values.lengths, [3, 6]); // in the order the sends were emitted
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Send<S> {
     pub(crate) node: Arc<str>,
     pub(crate) payload: Arc<dyn Any + std::marker::Send + Sync>,

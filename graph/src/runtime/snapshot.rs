@@ -178,6 +178,55 @@ impl<S: GraphState> CompiledGraph<S> {
     /// applied), or at the checkpoint `config` names (as stored). `None` for a thread
     /// with no checkpoint.
     ///
+    /// A thread is finished when its snapshot has no `tasks` and no `interrupts`.
+    /// `next` alone does not tell: it leaves out tasks whose writes are already saved,
+    /// so a run stopped after its last task finished but before its step was
+    /// committed shows an empty `next` while `invoke(None, ..)` still has a step to
+    /// commit.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Order {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    ///
+    /// #[node]
+    /// fn pack(_: &Order) -> OrderUpdate {
+    ///     Order::update().log(["packed"])
+    /// }
+    ///
+    /// #[node]
+    /// fn ship(_: &Order) -> OrderUpdate {
+    ///     Order::update().log(["shipped"])
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let graph = StateGraph::<Order>::new()
+    ///     .add_node(pack)
+    ///     .add_node(ship)
+    ///     .add_edge(START, pack)
+    ///     .add_edge(pack, ship)
+    ///     .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()).interrupt_before([ship]))?;
+    /// let thread = RunConfig::new().thread("order-7");
+    /// assert!(graph.get_state(&thread).await?.is_none());
+    ///
+    /// let paused = graph.invoke(Order::update(), &thread).await?; // stops before `ship`
+    /// assert_eq!(paused.interrupts.len(), 1);
+    /// let state = graph.get_state(&thread).await?.ok_or("saved")?;
+    /// assert_eq!(state.values.log, ["packed"]);
+    /// assert_eq!(state.next, ["ship"]);
+    ///
+    /// graph.invoke(None, &thread).await?; // continue
+    /// let state = graph.get_state(&thread).await?.ok_or("saved")?;
+    /// assert!(state.tasks.is_empty() && state.interrupts.is_empty()); // finished
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     /// No checkpointer or thread id, or a checkpoint that fails to load.
     pub async fn get_state(
@@ -195,6 +244,42 @@ impl<S: GraphState> CompiledGraph<S> {
     }
 
     /// The thread's checkpoints, newest first, as snapshots (as stored).
+    ///
+    /// ```
+    /// use stategraph::checkpoint::{CheckpointSource, ListOptions};
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Steps {
+    ///     #[reducer(add)]
+    ///     n: u32,
+    /// }
+    ///
+    /// #[node]
+    /// fn inc(_: &Steps) -> StepsUpdate {
+    ///     Steps::update().n(1)
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let graph = StateGraph::<Steps>::new()
+    ///     .add_node(inc)
+    ///     .add_edge(START, inc)
+    ///     .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()))?;
+    /// let thread = RunConfig::new().thread("t");
+    /// graph.invoke(Steps::update().n(10), &thread).await?;
+    ///
+    /// let history = graph.get_state_history(&thread, &ListOptions::new()).await?;
+    /// let seen: Vec<_> = history.iter().map(|s| (s.metadata.source, s.metadata.step, s.values.n)).collect();
+    /// assert_eq!(seen, [(CheckpointSource::Loop, 0, 11), (CheckpointSource::Input, -1, 10)]);
+    ///
+    /// // Any listed checkpoint can be read again, or run from (a fork).
+    /// let input = history[1].config.checkpoint_id.clone().ok_or("listed checkpoints have ids")?;
+    /// let again = graph.get_state(&thread.clone().checkpoint(input)).await?.ok_or("exists")?;
+    /// assert_eq!(again.next, ["inc"]);
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     /// No checkpointer or thread id, or a checkpoint that fails to load.
