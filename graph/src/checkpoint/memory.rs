@@ -52,6 +52,40 @@ type Threads = HashMap<String, BTreeMap<String, Namespace>>;
 
 /// Keeps checkpoints in memory. For tests and development only: everything is lost
 /// when the process ends. Use a durable saver (SQLite, PostgreSQL) for real threads.
+///
+/// ```
+/// use std::sync::Arc;
+/// use stategraph::prelude::*;
+///
+/// #[derive(GraphState, Clone, Debug, Default)]
+/// struct Visits {
+///     #[reducer(add)]
+///     n: u32,
+/// }
+///
+/// #[node]
+/// fn visit(_: &Visits) -> VisitsUpdate {
+///     Visits::update().n(1)
+/// }
+///
+/// let saver = Arc::new(InMemorySaver::new());
+/// let graph = StateGraph::<Visits>::new()
+///     .add_node(visit)
+///     .add_edge(START, visit)
+///     .compile_with(CompileOptions::new().shared_checkpointer(saver.clone()))?;
+///
+/// // Threads are independent; each keeps accumulating across runs.
+/// let (alice, bob) = (RunConfig::new().thread("alice"), RunConfig::new().thread("bob"));
+/// graph.invoke_blocking(Visits::update(), &alice)?;
+/// graph.invoke_blocking(Visits::update(), &alice)?;
+/// let out = graph.invoke_blocking(Visits::update(), &bob)?;
+/// assert_eq!(out.values.n, 1);
+/// assert_eq!(graph.invoke_blocking(None, &alice)?.values.n, 2); // nothing left to run
+///
+/// // Each run saved its input and one step.
+/// assert_eq!(saver.checkpoint_count(), 6);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Default)]
 pub struct InMemorySaver {
     threads: Mutex<Threads>,

@@ -21,6 +21,24 @@ pub enum Durability {
 }
 
 /// Configuration of one run.
+///
+/// ```
+/// use std::time::Duration;
+/// use stategraph::prelude::*;
+///
+/// let config = RunConfig::new()
+///     .thread("customer-42")            // which thread (needed with a checkpointer)
+///     .recursion_limit(50)              // at most 50 supersteps
+///     .max_concurrency(8)               // at most 8 tasks of a step at once
+///     .durability(Durability::Async)    // save checkpoints in the background
+///     .lock_timeout(Duration::from_secs(5));
+/// assert_eq!(config.thread_id(), Some("customer-42"));
+/// assert_eq!(config.checkpoint_id(), None); // the thread's latest checkpoint
+///
+/// // The same thread, from one of its earlier checkpoints (time travel).
+/// let earlier = config.clone().checkpoint("000660e703adc9d890bf8b34");
+/// assert_eq!(earlier.checkpoint_id(), Some("000660e703adc9d890bf8b34"));
+/// ```
 #[derive(Clone, Debug)]
 pub struct RunConfig {
     pub(crate) thread_id: Option<Arc<str>>,
