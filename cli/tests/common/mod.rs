@@ -1,0 +1,190 @@
+//! Shared by the CLI's integration tests: databases written by real graph runs, and
+//! running the built `stategraph` binary.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command as Process, Output, Stdio};
+
+use serde_json::{Value, json};
+use stategraph::checkpoint::CheckpointSaver;
+use stategraph::prelude::*;
+use stategraph_sqlite::SqliteSaver;
+
+/// A ticket worked on in a loop (one `append` item and one `add` per step, so the
+/// stored log is mostly deltas), then closed after a human approval.
+#[derive(GraphState, Clone, Debug, Default)]
+pub struct Ticket {
+    pub title: String,
+    #[reducer(append)]
+    pub log: Vec<String>,
+    #[reducer(add)]
+    pub steps: u32,
+}
+
+/// Steps of work before approval.
+pub const WORK_STEPS: u32 = 12;
+
+#[node]
+fn triage(_: &Ticket) -> TicketUpdate {
+    Ticket::update().log(["triaged"])
+}
+
+#[node]
+fn work(t: &Ticket) -> TicketUpdate {
+    Ticket::update()
+        .log([format!("worked {}", t.steps + 1)])
+        .steps(1)
+}
+
+#[node]
+fn approve(t: &Ticket, ctx: &NodeContext) -> Result<TicketUpdate, NodeError> {
+    let close: bool =
+        ctx.interrupt(json!({ "question": "close this ticket?", "title": t.title }))?;
+    Ok(Ticket::update().log([if close { "closed" } else { "reopened" }]))
+}
+
+/// The ticket graph, checkpointing to `saver`.
+pub fn ticket_graph(saver: impl CheckpointSaver) -> CompiledGraph<Ticket> {
+    StateGraph::<Ticket>::new()
+        .add_node(triage)
+        .add_node(work)
+        .add_node(approve)
+        .add_edge(START, triage)
+        .add_edge(triage, work)
+        .add_conditional_edges(
+            work,
+            |t: &Ticket| {
+                if t.steps < WORK_STEPS {
+                    Route::to(work)
+                } else {
+                    Route::to(approve)
+                }
+            },
+            (work, approve),
+        )
+        .add_edge(approve, END)
+        .compile_with(CompileOptions::new().checkpointer(saver))
+        .unwrap()
+}
+
+/// Writes two ticket threads to `saver`: `ticket-open` paused at the approval,
+/// `ticket-done` approved and finished.
+pub async fn write_tickets(saver: impl CheckpointSaver) -> CompiledGraph<Ticket> {
+    let graph = ticket_graph(saver);
+    for (thread, title) in [("ticket-open", "printer on fire"), ("ticket-done", "typo")] {
+        let config = RunConfig::new().thread(thread);
+        let paused = graph
+            .invoke(Ticket::update().title(title), &config)
+            .await
+            .unwrap();
+        assert_eq!(paused.interrupts.len(), 1);
+        if thread == "ticket-done" {
+            let done = graph.invoke(Command::resume(true), &config).await.unwrap();
+            assert!(done.interrupts.is_empty());
+        }
+    }
+    graph
+}
+
+/// The main demo's thread id in [`Fixture::with_demo`].
+pub const DEMO_THREAD: &str = "research-1";
+
+/// A temporary SQLite file written by real runs.
+pub struct Fixture {
+    _dir: tempfile::TempDir,
+    pub db: PathBuf,
+}
+
+impl Fixture {
+    /// The two ticket threads.
+    pub async fn tickets() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("threads.sqlite");
+        write_tickets(SqliteSaver::open(&db).unwrap()).await;
+        Self { _dir: dir, db }
+    }
+
+    /// The ticket threads and a thread of the main demo (the research pipeline, run
+    /// to the end with its approval answered automatically).
+    pub async fn with_demo() -> Self {
+        let fixture = Self::tickets().await;
+        let options = stategraph_examples::research::Options {
+            db: fixture.db.clone(),
+            thread: Some(DEMO_THREAD.into()),
+            fresh: true,
+            yes: true,
+        };
+        let mut transcript = Vec::new();
+        stategraph_examples::research::run(&options, &mut transcript)
+            .await
+            .unwrap();
+        fixture
+    }
+
+    /// Runs `stategraph --db <this file> args...`.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let mut all = vec!["--db", self.db.to_str().unwrap()];
+        all.extend_from_slice(args);
+        stategraph(&all)
+    }
+}
+
+/// What a run of the binary did.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Asserts success and parses standard output as JSON.
+    pub fn json(&self) -> Value {
+        assert_eq!(self.code, 0, "stderr: {}", self.stderr);
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
+    }
+
+    /// Asserts success and returns standard output.
+    pub fn ok(&self) -> &str {
+        assert_eq!(self.code, 0, "stderr: {}", self.stderr);
+        &self.stdout
+    }
+
+    /// Asserts failure with `code` and an error on standard error (nothing on
+    /// standard output); returns the error text.
+    pub fn fails(&self, code: i32) -> &str {
+        assert_eq!(
+            self.code, code,
+            "stdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        assert!(self.stdout.is_empty(), "stdout: {}", self.stdout);
+        assert!(!self.stderr.trim().is_empty());
+        &self.stderr
+    }
+}
+
+/// Runs the built `stategraph` binary with standard input closed (no terminal).
+pub fn stategraph(args: &[&str]) -> Run {
+    let out: Output = Process::new(env!("CARGO_BIN_EXE_stategraph"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+/// The channel values of `state` as the runtime encodes them, by channel name.
+pub fn encoded<S: GraphState>(state: &S) -> serde_json::Map<String, Value> {
+    S::CHANNELS
+        .iter()
+        .filter_map(|c| {
+            let value = state.encode_channel(c.index).unwrap()?;
+            Some((c.name.to_string(), value))
+        })
+        .collect()
+}

@@ -1,0 +1,165 @@
+//! Every failure is a clear message on standard error with its own exit code, and
+//! inspecting never creates or changes a database.
+
+mod common;
+
+use common::{Fixture, stategraph};
+use stategraph_cli::exit;
+
+fn code(c: u8) -> i32 {
+    i32::from(c)
+}
+
+#[test]
+fn a_missing_database_file_is_exit_3_and_is_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("nope.sqlite");
+    let path = db.to_str().unwrap();
+    for args in [
+        vec!["--db", path, "threads"],
+        vec!["--db", path, "show", "t"],
+        vec!["--db", path, "delete", "t", "--yes"],
+    ] {
+        let err = stategraph(&args)
+            .fails(code(exit::MISSING_DATABASE))
+            .to_string();
+        assert!(
+            err.contains(path) && err.contains("does not exist"),
+            "{err}"
+        );
+        assert!(!db.exists(), "inspecting created {path}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_file_that_is_not_a_stategraph_database_is_exit_3_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "just some notes, not a database at all\n".repeat(50)).unwrap();
+    let err = stategraph(&["--db", text.to_str().unwrap(), "threads"])
+        .fails(code(exit::MISSING_DATABASE))
+        .to_string();
+    assert!(err.contains("is not a stategraph database"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&text).unwrap(),
+        "just some notes, not a database at all\n".repeat(50)
+    );
+
+    // A SQLite file of another application: its tables are not touched.
+    let other = dir.path().join("other.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&other).unwrap();
+        conn.execute_batch("CREATE TABLE orders (id INTEGER PRIMARY KEY);")
+            .unwrap();
+    }
+    let err = stategraph(&["--db", other.to_str().unwrap(), "threads"])
+        .fails(code(exit::MISSING_DATABASE))
+        .to_string();
+    assert!(err.contains("no `stategraph_checkpoints` table"), "{err}");
+    let conn = rusqlite::Connection::open(&other).unwrap();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(tables, ["orders"]);
+
+    let err = stategraph(&["--db", dir.path().to_str().unwrap(), "threads"])
+        .fails(code(exit::MISSING_DATABASE))
+        .to_string();
+    assert!(err.contains("not a file"), "{err}");
+}
+
+#[tokio::test]
+async fn an_unknown_thread_is_exit_5_for_every_command() {
+    let f = Fixture::tickets().await;
+    for args in [
+        vec!["history", "ticket-nope"],
+        vec!["show", "ticket-nope"],
+        vec!["show", "ticket-nope", "0006"],
+        vec!["diff", "ticket-nope", "a", "b"],
+        vec!["delete", "ticket-nope", "--yes"],
+        vec!["show", "ticket-nope", "--json"],
+    ] {
+        let err = f.run(&args).fails(code(exit::UNKNOWN_THREAD)).to_string();
+        assert!(
+            err.contains("thread `ticket-nope` not found") && err.contains("stategraph threads"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_or_ambiguous_checkpoint_is_exit_6() {
+    let f = Fixture::tickets().await;
+    let history = f.run(&["history", "ticket-open", "--json"]).json();
+    let latest = history["checkpoints"][0]["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let err = f
+        .run(&["show", "ticket-open", "ffffffff"])
+        .fails(code(exit::UNKNOWN_CHECKPOINT))
+        .to_string();
+    assert!(
+        err.contains("has no checkpoint `ffffffff`")
+            && err.contains("stategraph history ticket-open"),
+        "{err}"
+    );
+    let err = f
+        .run(&["diff", "ticket-open", &latest, "zzz"])
+        .fails(code(exit::UNKNOWN_CHECKPOINT))
+        .to_string();
+    assert!(err.contains("`zzz`"), "{err}");
+    // Every id of the thread starts with the same time stamp digits.
+    let err = f
+        .run(&["show", "ticket-open", &latest[..4]])
+        .fails(code(exit::UNKNOWN_CHECKPOINT))
+        .to_string();
+    assert!(
+        err.contains("matches 14 checkpoints") && err.contains("give more of the id"),
+        "{err}"
+    );
+    // A checkpoint of another thread is not one of this thread's.
+    let other = f.run(&["history", "ticket-done", "--json"]).json();
+    let foreign = other["checkpoints"][0]["checkpoint_id"].as_str().unwrap();
+    f.run(&["show", "ticket-open", foreign])
+        .fails(code(exit::UNKNOWN_CHECKPOINT));
+}
+
+#[test]
+fn a_malformed_or_unreachable_url_is_exit_4_and_hides_the_password() {
+    let err = stategraph(&["--url", "definitely not a url", "threads"])
+        .fails(code(exit::BAD_URL))
+        .to_string();
+    assert!(err.contains("not a PostgreSQL connection URL"), "{err}");
+
+    // Nothing listens on port 1.
+    let err = stategraph(&[
+        "--url",
+        "postgres://someone:hunter2@127.0.0.1:1/app",
+        "threads",
+    ])
+    .fails(code(exit::BAD_URL))
+    .to_string();
+    assert!(err.contains("cannot connect to PostgreSQL"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+}
+
+#[test]
+fn a_command_line_without_a_store_or_with_both_is_a_usage_error() {
+    let err = stategraph(&["threads"])
+        .fails(code(exit::USAGE))
+        .to_string();
+    assert!(err.contains("--db PATH") && err.contains("--url"), "{err}");
+    stategraph(&["--db", "a.sqlite", "--url", "postgres://h/db", "threads"])
+        .fails(code(exit::USAGE));
+    stategraph(&["--db", "a.sqlite", "--schema", "s", "threads"]).fails(code(exit::USAGE));
+    stategraph(&["--db", "a.sqlite", "show"]).fails(code(exit::USAGE));
+    stategraph(&["--db", "a.sqlite", "frobnicate"]).fails(code(exit::USAGE));
+    assert!(!std::path::Path::new("a.sqlite").exists());
+}

@@ -1,0 +1,310 @@
+//! `threads`, `history`, `show` and `diff` against a SQLite file written by the main
+//! demo and by a graph with an approval interrupt: the tables, the JSON shapes, and
+//! channel values rebuilt without the state type exactly as the runtime restores them.
+
+mod common;
+
+use common::{DEMO_THREAD, Fixture, WORK_STEPS, encoded};
+use serde_json::{Value, json};
+use stategraph::checkpoint::ListOptions;
+use stategraph::prelude::*;
+use stategraph_sqlite::SqliteSaver;
+
+fn ids(history: &Value) -> Vec<String> {
+    history["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["checkpoint_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn threads_lists_every_thread_as_a_table_and_as_json() {
+    let f = Fixture::with_demo().await;
+    let demo = stategraph_examples::research::build(SqliteSaver::open(&f.db).unwrap()).unwrap();
+    let demo_history = demo
+        .get_state_history(&RunConfig::new().thread(DEMO_THREAD), &ListOptions::new())
+        .await
+        .unwrap();
+
+    let json = f.run(&["threads", "--json"]).json();
+    let threads = json["threads"].as_array().unwrap();
+    let names: Vec<&str> = threads
+        .iter()
+        .map(|t| t["thread_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [DEMO_THREAD, "ticket-done", "ticket-open"]);
+    let research = &threads[0];
+    assert_eq!(research["checkpoint_count"], json!(demo_history.len()));
+    let newest = &demo_history[0];
+    assert_eq!(
+        research["latest_checkpoint_id"],
+        json!(newest.config.checkpoint_id.clone().unwrap())
+    );
+    assert_eq!(research["latest_step"], json!(newest.metadata.step));
+    assert_eq!(research["latest_ts"], json!(newest.created_at));
+    // The open ticket: input, triage, 12 work steps; the approval has not finished.
+    assert_eq!(threads[2]["checkpoint_count"], json!(2 + WORK_STEPS));
+    assert_eq!(threads[1]["checkpoint_count"], json!(3 + WORK_STEPS));
+
+    let table = f.run(&["threads"]).ok().to_string();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 4, "{table}");
+    assert!(lines[0].starts_with("THREAD"));
+    for (line, name) in lines[1..].iter().zip(&names) {
+        assert!(line.starts_with(name), "{line}");
+    }
+    // Aligned: every row's checkpoint count starts under the header's column.
+    let column = lines[0].find("CHECKPOINTS").unwrap();
+    assert_eq!(
+        &lines[1][column..column + demo_history.len().to_string().len()],
+        demo_history.len().to_string()
+    );
+    assert_eq!(&lines[3][column..column + 2], (2 + WORK_STEPS).to_string());
+}
+
+#[tokio::test]
+async fn history_lists_checkpoints_newest_first() {
+    let f = Fixture::with_demo().await;
+    let demo = stategraph_examples::research::build(SqliteSaver::open(&f.db).unwrap()).unwrap();
+    let expected = demo
+        .get_state_history(&RunConfig::new().thread(DEMO_THREAD), &ListOptions::new())
+        .await
+        .unwrap();
+
+    let json = f.run(&["history", DEMO_THREAD, "--json"]).json();
+    assert_eq!(json["thread_id"], DEMO_THREAD);
+    let checkpoints = json["checkpoints"].as_array().unwrap();
+    assert_eq!(checkpoints.len(), expected.len());
+    for (got, want) in checkpoints.iter().zip(&expected) {
+        assert_eq!(
+            got["checkpoint_id"],
+            json!(want.config.checkpoint_id.clone().unwrap())
+        );
+        assert_eq!(
+            got["parent_id"],
+            json!(
+                want.parent_config
+                    .as_ref()
+                    .and_then(|p| p.checkpoint_id.clone())
+            )
+        );
+        assert_eq!(got["step"], json!(want.metadata.step));
+        assert_eq!(got["next"], json!(want.next));
+        assert_eq!(got["ts"], json!(want.created_at));
+    }
+    let oldest = checkpoints.last().unwrap();
+    assert_eq!(oldest["source"], "input");
+    assert_eq!(oldest["step"], -1);
+    assert_eq!(oldest["parent_id"], Value::Null);
+    assert_eq!(checkpoints[0]["source"], "loop");
+    // The demo fans out research tasks with `Send`: one planned task per question.
+    assert!(checkpoints.iter().any(|c| {
+        c["next"].as_array().unwrap().len() > 1
+            && c["next"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|n| n == "research")
+    }));
+
+    let table = f.run(&["history", DEMO_THREAD]).ok().to_string();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "thread {DEMO_THREAD}: {} checkpoints, newest first",
+            expected.len()
+        )
+    );
+    assert!(lines[1].starts_with("CHECKPOINT  "));
+    for (line, id) in lines[2..].iter().zip(ids(&json)) {
+        assert!(line.starts_with(&id), "{line}");
+    }
+    assert!(lines.last().unwrap().contains(" input "));
+}
+
+#[tokio::test]
+async fn show_rebuilds_every_checkpoint_of_the_demo_as_the_runtime_restores_it() {
+    let f = Fixture::with_demo().await;
+    let demo = stategraph_examples::research::build(SqliteSaver::open(&f.db).unwrap()).unwrap();
+    let history = demo
+        .get_state_history(&RunConfig::new().thread(DEMO_THREAD), &ListOptions::new())
+        .await
+        .unwrap();
+    assert!(history.len() > 5);
+    for snapshot in &history {
+        let id = snapshot.config.checkpoint_id.clone().unwrap();
+        let shown = f.run(&["show", DEMO_THREAD, &id, "--json"]).json();
+        assert_eq!(shown["checkpoint_id"], json!(id));
+        let versions = shown["channel_versions"].as_object().unwrap();
+        let values = shown["values"].as_object().unwrap();
+        for (channel, runtime_value) in encoded(&snapshot.values) {
+            match values.get(&channel) {
+                Some(value) => assert_eq!(value, &runtime_value, "{channel} at {id}"),
+                // Only a channel never written has no stored value.
+                None => assert!(!versions.contains_key(&channel), "{channel} at {id}"),
+            }
+        }
+        let next: Vec<&str> = shown["next"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["node"].as_str().unwrap())
+            .collect();
+        assert_eq!(next, snapshot.next);
+        assert_eq!(shown["step"], json!(snapshot.metadata.step));
+    }
+    // The latest by default.
+    let latest = f.run(&["show", DEMO_THREAD, "--json"]).json();
+    assert_eq!(
+        latest["checkpoint_id"],
+        json!(history[0].config.checkpoint_id.clone().unwrap())
+    );
+    assert!(latest["values"]["report"].is_string());
+    assert_eq!(latest["next"], json!([]));
+}
+
+#[tokio::test]
+async fn show_folds_appended_deltas_and_lists_a_waiting_interrupt() {
+    let f = Fixture::tickets().await;
+    let shown = f.run(&["show", "ticket-open", "--json"]).json();
+    let mut log = vec![json!("triaged")];
+    log.extend((1..=WORK_STEPS).map(|n| json!(format!("worked {n}"))));
+    assert_eq!(shown["values"]["log"], json!(log));
+    assert_eq!(shown["values"]["steps"], json!(WORK_STEPS));
+    assert_eq!(shown["values"]["title"], "printer on fire");
+    assert_eq!(shown["next"], json!([{ "node": "approve" }]));
+    assert_eq!(shown["source"], "loop");
+    assert_eq!(shown["step"], json!(WORK_STEPS));
+    let interrupts = shown["interrupts"].as_array().unwrap();
+    assert_eq!(interrupts.len(), 1);
+    assert_eq!(interrupts[0]["node"], "approve");
+    assert_eq!(interrupts[0]["answered"], false);
+    assert_eq!(
+        interrupts[0]["value"],
+        json!({ "question": "close this ticket?", "title": "printer on fire" })
+    );
+    let id = interrupts[0]["id"].as_str().unwrap();
+    assert!(!id.is_empty());
+    let writes = shown["pending_writes"].as_array().unwrap();
+    assert!(
+        writes
+            .iter()
+            .any(|w| w["channel"] == "__interrupt__" && w["value"]["id"] == id)
+    );
+    assert_eq!(shown["metadata"]["step"], json!(WORK_STEPS));
+
+    let table = f.run(&["show", "ticket-open"]).ok().to_string();
+    assert!(
+        table.starts_with("thread     ticket-open\ncheckpoint "),
+        "{table}"
+    );
+    assert!(table.contains("\nnext       approve\n"), "{table}");
+    let log_line = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("log "))
+        .unwrap();
+    assert!(
+        log_line.ends_with(&serde_json::to_string(&log).unwrap()),
+        "{log_line}"
+    );
+    assert!(table.contains("\ninterrupts (1)\n"), "{table}");
+    let interrupt_line = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("approve "))
+        .unwrap();
+    assert!(interrupt_line.contains(id) && interrupt_line.contains(" waiting "));
+
+    // Answered and finished: nothing pending on the latest checkpoint, and the
+    // checkpoint before it shows the answered interrupt.
+    let done = f.run(&["show", "ticket-done", "--json"]).json();
+    assert_eq!(done["next"], json!([]));
+    assert_eq!(done["interrupts"], json!([]));
+    assert_eq!(
+        done["values"]["log"].as_array().unwrap().last(),
+        Some(&json!("closed"))
+    );
+    let parent = done["parent_id"].as_str().unwrap();
+    let before = f.run(&["show", "ticket-done", parent, "--json"]).json();
+    assert_eq!(before["interrupts"][0]["answered"], true);
+}
+
+#[tokio::test]
+async fn show_accepts_a_unique_id_prefix() {
+    let f = Fixture::tickets().await;
+    let history = f.run(&["history", "ticket-open", "--json"]).json();
+    let all = ids(&history);
+    // The shortest prefix of the oldest id that no other id shares.
+    let oldest = all.last().unwrap();
+    let prefix = (1..=oldest.len())
+        .map(|n| &oldest[..n])
+        .find(|p| all.iter().filter(|id| id.starts_with(p)).count() == 1)
+        .unwrap();
+    let shown = f.run(&["show", "ticket-open", prefix, "--json"]).json();
+    assert_eq!(shown["checkpoint_id"], json!(oldest));
+    assert_eq!(shown["source"], "input");
+    assert_eq!(shown["values"]["title"], "printer on fire");
+}
+
+#[tokio::test]
+async fn diff_lists_the_channels_that_differ_with_both_values() {
+    let f = Fixture::tickets().await;
+    let history = f.run(&["history", "ticket-done", "--json"]).json();
+    let all = ids(&history);
+    let (latest, before) = (&all[0], &all[1]);
+
+    let diff = f
+        .run(&["diff", "ticket-done", before, latest, "--json"])
+        .json();
+    assert_eq!(diff["thread_id"], "ticket-done");
+    assert_eq!(diff["a"], json!(before));
+    assert_eq!(diff["b"], json!(latest));
+    let changed = diff["changed"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "{diff}");
+    assert_eq!(changed[0]["channel"], "log");
+    let a = changed[0]["a"].as_array().unwrap();
+    let b = changed[0]["b"].as_array().unwrap();
+    assert_eq!(b.len(), a.len() + 1);
+    assert_eq!(b.last(), Some(&json!("closed")));
+    assert_eq!(&b[..a.len()], &a[..]);
+
+    // Against the input checkpoint, a channel absent there has no `a`.
+    let input = all.last().unwrap();
+    let from_input = f
+        .run(&["diff", "ticket-done", input, latest, "--json"])
+        .json();
+    let steps = from_input["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["channel"] == "steps")
+        .unwrap();
+    assert!(steps.get("a").is_none(), "{steps}");
+    assert_eq!(steps["b"], json!(WORK_STEPS));
+
+    let same = f
+        .run(&["diff", "ticket-done", latest, latest, "--json"])
+        .json();
+    assert_eq!(same["changed"], json!([]));
+    assert!(
+        f.run(&["diff", "ticket-done", latest, latest])
+            .ok()
+            .ends_with("no channel differs\n")
+    );
+
+    let table = f
+        .run(&["diff", "ticket-done", input, latest])
+        .ok()
+        .to_string();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("thread ticket-done: a = {input}, b = {latest}")
+    );
+    assert!(lines[1].starts_with("CHANNEL"));
+    let steps_line = lines.iter().find(|l| l.starts_with("steps ")).unwrap();
+    assert!(steps_line.contains("(absent)"));
+    assert!(steps_line.ends_with(&WORK_STEPS.to_string()));
+}
