@@ -70,6 +70,31 @@ impl<S: GraphState> CompiledGraph<S> {
     /// state) — or `None`, which continues the thread from its saved checkpoint. The
     /// run ends when no task is left.
     ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Greeting {
+    ///     name: String,
+    ///     text: String,
+    /// }
+    ///
+    /// #[node]
+    /// async fn greet(g: &Greeting) -> GreetingUpdate {
+    ///     Greeting::update().text(format!("hello, {}", g.name))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let graph = StateGraph::<Greeting>::new().add_node(greet).add_edge(START, greet).compile()?;
+    /// let out = graph.invoke(Greeting::update().name("ada"), &RunConfig::new()).await?;
+    /// assert_eq!(out.values.text, "hello, ada");
+    /// assert_eq!(out.steps, 1);
+    /// assert!(out.interrupts.is_empty()); // it finished rather than paused
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     /// The first failing node's error ([`RunError::Node`]), rejected writes, a route
     /// outside its declared targets, the recursion limit, or a checkpoint failure.
@@ -122,6 +147,41 @@ impl<S: GraphState> CompiledGraph<S> {
     ///
     /// Must be called inside a tokio runtime; otherwise the stream yields
     /// [`RunError::NoRuntime`].
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Download {
+    ///     #[reducer(add)]
+    ///     bytes: u64,
+    /// }
+    ///
+    /// #[node]
+    /// async fn fetch(_: &Download, ctx: &NodeContext) -> Result<DownloadUpdate, NodeError> {
+    ///     for percent in [50, 100] {
+    ///         ctx.emit(percent).await?; // delivered while the node runs
+    ///     }
+    ///     Ok(Download::update().bytes(1024))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let graph = StateGraph::<Download>::new().add_node(fetch).add_edge(START, fetch).compile()?;
+    /// let mut events = graph.stream(Download::update(), &RunConfig::new(), StreamMode::CUSTOM | StreamMode::VALUES);
+    /// let mut seen = Vec::new();
+    /// while let Some(event) = events.next().await {
+    ///     match event? {
+    ///         StreamEvent::Custom { value, .. } => seen.push(format!("{value}%")),
+    ///         StreamEvent::Values { step, values } => seen.push(format!("step {step}: {} bytes", values.bytes)),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// assert_eq!(seen, ["step -1: 0 bytes", "50%", "100%", "step 0: 1024 bytes"]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn stream(
         &self,
         input: impl Into<RunInput<S>>,
@@ -162,6 +222,48 @@ impl<S: GraphState> CompiledGraph<S> {
     /// `as_node` (its edges, joins and routers). Applied to the thread's latest
     /// checkpoint, or to the one `config` names (a new branch from it).
     ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Essay {
+    ///     draft: String,
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    ///
+    /// #[node]
+    /// fn draft(_: &Essay) -> EssayUpdate {
+    ///     Essay::update().draft("first try").log(["drafted"])
+    /// }
+    ///
+    /// #[node]
+    /// fn proofread(e: &Essay) -> EssayUpdate {
+    ///     Essay::update().log([format!("proofread {:?}", e.draft)])
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let graph = StateGraph::<Essay>::new()
+    ///     .add_node(draft)
+    ///     .add_node(proofread)
+    ///     .add_edge(START, draft)
+    ///     .add_edge(draft, proofread)
+    ///     .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()).interrupt_before([proofread]))?;
+    /// let thread = RunConfig::new().thread("essay");
+    /// graph.invoke(Essay::update(), &thread).await?; // stops before `proofread`
+    ///
+    /// // A human rewrites the draft, as if `draft` had written it; `proofread` is next.
+    /// graph.update_state_as(&thread, Essay::update().draft("second try").log(["edited"]), draft).await?;
+    /// let state = graph.get_state(&thread).await?.ok_or("saved")?;
+    /// assert_eq!(state.next, ["proofread"]);
+    ///
+    /// let out = graph.invoke(None, &thread).await?;
+    /// assert_eq!(out.values.log, ["drafted", "edited", "proofread \"second try\""]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     /// No checkpointer or thread id, an unknown node, rejected writes, or a checkpoint
     /// failure.
@@ -177,6 +279,39 @@ impl<S: GraphState> CompiledGraph<S> {
 
     /// [`CompiledGraph::update_state_as`] as the node that wrote last on the thread
     /// (with no node run yet: as the run's input, so `next` is what follows `START`).
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Tally {
+    ///     #[reducer(add)]
+    ///     n: i64,
+    /// }
+    ///
+    /// #[node]
+    /// fn count(_: &Tally) -> TallyUpdate {
+    ///     Tally::update().n(1)
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let graph = StateGraph::<Tally>::new()
+    ///     .add_node(count)
+    ///     .add_edge(START, count)
+    ///     .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()))?;
+    /// let thread = RunConfig::new().thread("tally");
+    /// graph.invoke(Tally::update(), &thread).await?;
+    ///
+    /// // Written through the reducer (`add`), as `count` (the last writer): nothing is
+    /// // left to run, the correction is simply recorded.
+    /// graph.update_state(&thread, Tally::update().n(41)).await?;
+    /// let state = graph.get_state(&thread).await?.ok_or("saved")?;
+    /// assert_eq!(state.values.n, 42);
+    /// assert!(state.next.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     /// As `update_state_as`.
