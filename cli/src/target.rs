@@ -43,10 +43,18 @@ impl fmt::Display for Target {
     }
 }
 
-/// `url` with the password of its user info, if any, replaced by `***`.
+/// `url` with its password, if any, replaced by `***`: the password of a URL's user
+/// info, or the `password=` setting of a `key=value` connection string.
 fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+        return url
+            .split(' ')
+            .map(|part| match part.split_once('=') {
+                Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                _ => part.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
     };
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(authority_end);
@@ -143,5 +151,9 @@ mod tests {
         assert_eq!(shown("postgres://me@db/app"), "postgres://me@db/app");
         assert_eq!(shown("postgres://db/app?x=a@b"), "postgres://db/app?x=a@b");
         assert_eq!(shown("not a url"), "not a url");
+        assert_eq!(
+            shown("host=db user=me password=secret dbname=app"),
+            "host=db user=me password=*** dbname=app"
+        );
     }
 }

@@ -1,0 +1,99 @@
+//! The same inspection against a PostgreSQL database written by a real run (in a
+//! schema of its own). Needs a server: set `STATEGRAPH_POSTGRES_URL`
+//! (e.g. postgres://stategraph:stategraph@127.0.0.1:5432/stategraph); without it the
+//! test is skipped with a notice, except under `CI=true`, where it fails.
+
+mod common;
+
+use common::{WORK_STEPS, stategraph, write_tickets};
+use serde_json::json;
+use stategraph::checkpoint::new_checkpoint_id;
+use stategraph_cli::exit;
+use stategraph_postgres::{PostgresOptions, PostgresSaver};
+
+const URL_VAR: &str = "STATEGRAPH_POSTGRES_URL";
+
+fn server() -> Option<String> {
+    match std::env::var(URL_VAR) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{URL_VAR} is not set, and CI=true requires the PostgreSQL tests to run"
+            );
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "notice: cli postgres test skipped: set {URL_VAR}=postgres://user:password@host:5432/database to run it"
+            );
+            None
+        }
+    }
+}
+
+#[tokio::test]
+async fn inspects_and_deletes_threads_in_a_postgres_schema() {
+    let Some(url) = server() else { return };
+    let schema = format!("cli_{}", new_checkpoint_id());
+    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema))
+        .await
+        .unwrap();
+    write_tickets(saver).await;
+    let cli = |args: &[&str]| {
+        let mut all = vec!["--url", url.as_str(), "--schema", schema.as_str()];
+        all.extend_from_slice(args);
+        stategraph(&all)
+    };
+
+    let threads = cli(&["threads", "--json"]).json();
+    assert_eq!(
+        threads["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["thread_id"].clone(), t["checkpoint_count"].clone()))
+            .collect::<Vec<_>>(),
+        [
+            (json!("ticket-done"), json!(3 + WORK_STEPS)),
+            (json!("ticket-open"), json!(2 + WORK_STEPS)),
+        ]
+    );
+
+    let shown = cli(&["show", "ticket-open", "--json"]).json();
+    let mut log = vec![json!("triaged")];
+    log.extend((1..=WORK_STEPS).map(|n| json!(format!("worked {n}"))));
+    assert_eq!(shown["values"]["log"], json!(log));
+    assert_eq!(shown["interrupts"][0]["answered"], false);
+
+    let history = cli(&["history", "ticket-done", "--json"]).json();
+    let latest = history["checkpoints"][0]["checkpoint_id"].as_str().unwrap();
+    let before = history["checkpoints"][1]["checkpoint_id"].as_str().unwrap();
+    let diff = cli(&["diff", "ticket-done", before, latest, "--json"]).json();
+    assert_eq!(diff["changed"].as_array().unwrap().len(), 1);
+    assert_eq!(diff["changed"][0]["channel"], "log");
+
+    let err = cli(&["show", "ticket-nope"])
+        .fails(i32::from(exit::UNKNOWN_THREAD))
+        .to_string();
+    assert!(err.contains("`ticket-nope` not found"), "{err}");
+    if let Some((_, after_scheme)) = url.split_once("://")
+        && let Some((user_info, _)) = after_scheme.split_once('@')
+        && let Some((_, password)) = user_info.split_once(':')
+        && !password.is_empty()
+    {
+        assert!(!err.contains(&format!(":{password}@")), "{err}");
+        assert!(err.contains(":***@"), "{err}");
+    }
+
+    assert_eq!(
+        cli(&["delete", "ticket-done", "--yes"]).ok(),
+        format!(
+            "deleted thread ticket-done ({} checkpoints)\n",
+            3 + WORK_STEPS
+        )
+    );
+    let left = cli(&["threads", "--json"]).json();
+    assert_eq!(left["threads"].as_array().unwrap().len(), 1);
+    assert_eq!(left["threads"][0]["thread_id"], "ticket-open");
+    cli(&["delete", "ticket-open", "--yes"]).ok();
+}
