@@ -14,7 +14,8 @@ pub mod exit {
     /// The command line is wrong (unknown flag, missing argument); set by the
     /// argument parser.
     pub const USAGE: u8 = 2;
-    /// The `--db` file does not exist, or is not a stategraph database.
+    /// The `--db` file does not exist or is not a stategraph database, or the
+    /// `--url` database (or `--schema`) has no stategraph tables.
     pub const MISSING_DATABASE: u8 = 3;
     /// The `--url` is malformed, or the server cannot be reached or refuses the login.
     pub const BAD_URL: u8 = 4;
@@ -48,6 +49,14 @@ pub enum CliError {
         path: PathBuf,
         /// What is wrong with it.
         reason: String,
+    },
+    /// The PostgreSQL database (or the schema given) has no saver tables.
+    #[error(
+        "{target} has no stategraph tables (nothing was created); check the database in the URL and the --schema the saver used"
+    )]
+    NoTables {
+        /// The database, as the user named it (without the password).
+        target: String,
     },
     /// The PostgreSQL URL is malformed or the server cannot be used.
     #[error("{source}")]
@@ -122,9 +131,9 @@ impl CliError {
     /// The process exit code for this failure (see [`exit`]).
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::MissingDatabase { .. } | CliError::NotADatabase { .. } => {
-                exit::MISSING_DATABASE
-            }
+            CliError::MissingDatabase { .. }
+            | CliError::NotADatabase { .. }
+            | CliError::NoTables { .. } => exit::MISSING_DATABASE,
             CliError::BadUrl { .. } => exit::BAD_URL,
             CliError::UnknownThread { .. } => exit::UNKNOWN_THREAD,
             CliError::UnknownCheckpoint { .. } | CliError::AmbiguousCheckpoint { .. } => {

@@ -31,7 +31,8 @@
 //!
 //! # Exit codes
 //! [`exit`] lists them: 0 success, 1 any other failure, 2 a wrong command line, 3 a
-//! missing or foreign `--db` file (nothing is created), 4 a malformed or unreachable
+//! missing or foreign `--db` file, or a `--url` database or `--schema` without a
+//! saver's tables (inspecting never creates a store), 4 a malformed or unreachable
 //! `--url`, 5 an unknown thread, 6 an unknown checkpoint, 7 a `delete` that was not
 //! confirmed. Errors go to standard error and say how to go on.
 //!
@@ -74,7 +75,7 @@ const DELETE_LOCK_WAIT: Duration = Duration::from_secs(5);
     name = "stategraph",
     version,
     about = "Inspect the threads a stategraph checkpoint saver stored (SQLite or PostgreSQL)",
-    after_help = "Exit codes: 0 ok, 1 failure, 2 usage, 3 missing database file, 4 bad or unreachable URL, 5 unknown thread, 6 unknown checkpoint, 7 delete not confirmed."
+    after_help = "Exit codes: 0 ok, 1 failure, 2 usage, 3 missing database (file, or tables), 4 bad or unreachable URL, 5 unknown thread, 6 unknown checkpoint, 7 delete not confirmed."
 )]
 pub struct Cli {
     /// The SQLite file a SqliteSaver wrote (must exist).

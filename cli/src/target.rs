@@ -82,6 +82,11 @@ impl Target {
                 Ok(Arc::new(SqliteSaver::open(path)?))
             }
             Target::Postgres { url, schema } => {
+                if !has_postgres_tables(url, schema.as_deref()).await {
+                    return Err(CliError::NoTables {
+                        target: self.to_string(),
+                    });
+                }
                 let mut options = PostgresOptions::new().pool_size(2);
                 if let Some(schema) = schema {
                     options = options.schema(schema.clone());
@@ -93,6 +98,45 @@ impl Target {
             }
         }
     }
+}
+
+/// Whether the saver's tables exist in the database (in `schema`, or on the
+/// connection's search path), checked before the saver connects, which would create
+/// them. A URL that does not parse or a server that cannot be reached counts as
+/// having them: the saver's own connection then fails with its clearer message.
+async fn has_postgres_tables(url: &str, schema: Option<&str>) -> bool {
+    let Ok(mut config) = url.parse::<tokio_postgres::Config>() else {
+        return true;
+    };
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(std::time::Duration::from_secs(10));
+    }
+    let Ok((client, connection)) = config.connect(tokio_postgres::NoTls).await else {
+        return true;
+    };
+    let driver = tokio::spawn(connection);
+    let found = match schema {
+        Some(schema) => {
+            client
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM information_schema.tables
+                     WHERE table_schema = $1 AND table_name = 'stategraph_checkpoints')",
+                    &[&schema],
+                )
+                .await
+        }
+        None => {
+            client
+                .query_one(
+                    "SELECT to_regclass('stategraph_checkpoints') IS NOT NULL",
+                    &[],
+                )
+                .await
+        }
+    };
+    drop(client);
+    let _ = driver.await;
+    found.map_or(true, |row| row.get::<_, bool>(0))
 }
 
 /// Refuses a path that is not an existing SQLite file holding a saver's tables,

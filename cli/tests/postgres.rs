@@ -97,3 +97,29 @@ async fn inspects_and_deletes_threads_in_a_postgres_schema() {
     assert_eq!(left["threads"][0]["thread_id"], "ticket-open");
     cli(&["delete", "ticket-open", "--yes"]).ok();
 }
+
+#[tokio::test]
+async fn a_schema_without_tables_is_exit_3_and_is_not_created() {
+    let Some(url) = server() else { return };
+    let schema = format!("cli_missing_{}", new_checkpoint_id());
+    let err = stategraph(&["--url", &url, "--schema", &schema, "threads"])
+        .fails(i32::from(exit::MISSING_DATABASE))
+        .to_string();
+    assert!(
+        err.contains("has no stategraph tables") && err.contains(&schema),
+        "{err}"
+    );
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let exists: bool = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.schemata WHERE schema_name = $1)",
+            &[&schema],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(!exists, "inspecting created schema {schema}");
+}
