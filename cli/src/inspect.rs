@@ -429,3 +429,54 @@ fn history_entry(tuple: &CheckpointTuple) -> HistoryEntry {
         pending_writes: tuple.pending_writes.len(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn write(task: &str, idx: u32, channel: &str, value: Value) -> PendingWrite {
+        PendingWrite {
+            task_id: task.into(),
+            idx,
+            channel: channel.into(),
+            value,
+        }
+    }
+
+    fn asked(id: &str) -> Value {
+        json!({ "id": id, "node": "ask", "value": { "q": id } })
+    }
+
+    #[test]
+    fn an_interrupt_is_answered_by_its_own_answer_or_when_its_task_finished() {
+        let writes = vec![
+            // Asked twice, answered once: the first is answered, the second waits.
+            write("1:ask", 10, INTERRUPT_WRITE, asked("first")),
+            write("1:ask", 11, INTERRUPT_WRITE, asked("second")),
+            write("1:ask", 5, RESUME_WRITE, json!("yes")),
+            // Asked, then finished: answered.
+            write("1:other", 0, "update", json!({})),
+            write("1:other", 10, INTERRUPT_WRITE, asked("done")),
+            // Asked, nothing else: waiting.
+            write("1:third", 10, INTERRUPT_WRITE, asked("open")),
+        ];
+        let got: Vec<(Option<String>, bool)> = interrupts(&writes)
+            .into_iter()
+            .map(|i| (i.id, i.answered))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("first".into()), true),
+                (Some("second".into()), false),
+                (Some("done".into()), true),
+                (Some("open".into()), false),
+            ]
+        );
+        let first = &interrupts(&writes)[0];
+        assert_eq!(first.node.as_deref(), Some("ask"));
+        assert_eq!(first.value, json!({ "q": "first" }));
+        assert_eq!(first.task_id, "1:ask");
+    }
+}

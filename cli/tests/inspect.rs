@@ -156,6 +156,33 @@ async fn show_rebuilds_every_checkpoint_of_the_demo_as_the_runtime_restores_it()
         assert_eq!(next, snapshot.next);
         assert_eq!(shown["step"], json!(snapshot.metadata.step));
     }
+    // The fan-out: one planned `research` task per question, each with its payload.
+    let fan_out = history
+        .iter()
+        .find(|s| s.next.len() > 1 && s.next.iter().all(|n| n == "research"))
+        .unwrap();
+    let id = fan_out.config.checkpoint_id.clone().unwrap();
+    let shown = f.run(&["show", DEMO_THREAD, &id, "--json"]).json();
+    let next = shown["next"].as_array().unwrap();
+    assert!(
+        next.iter().all(|t| t["payload"]["text"].is_string()),
+        "{shown}"
+    );
+    let table = f.run(&["show", DEMO_THREAD, &id]).ok().to_string();
+    assert!(
+        table.contains(&format!("\nsend payloads ({})\n", next.len())),
+        "{table}"
+    );
+    for task in next {
+        let payload = serde_json::to_string(&task["payload"]).unwrap();
+        assert!(
+            table
+                .lines()
+                .any(|l| l.trim_start().starts_with("research ") && l.ends_with(&payload)),
+            "{payload} in {table}"
+        );
+    }
+
     // The latest by default.
     let latest = f.run(&["show", DEMO_THREAD, "--json"]).json();
     assert_eq!(
