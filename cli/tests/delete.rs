@@ -124,3 +124,29 @@ async fn delete_asks_first_and_a_no_keeps_the_thread() {
     assert_eq!(confirm.asked.len(), 1);
     assert_eq!(thread_names(&f), ["ticket-open"]);
 }
+
+#[tokio::test]
+async fn delete_waits_for_a_run_writing_the_thread_and_then_refuses() {
+    use stategraph::checkpoint::CheckpointSaver;
+    use stategraph_sqlite::SqliteSaver;
+
+    let f = Fixture::tickets().await;
+    // Another process's run would hold the thread like this while it writes.
+    let saver = SqliteSaver::open(&f.db).unwrap();
+    let held = saver
+        .lock_thread("ticket-done", std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = f
+        .run(&["delete", "ticket-done", "--yes"])
+        .fails(i32::from(exit::FAILURE))
+        .to_string();
+    assert!(err.contains("thread `ticket-done` is busy"), "{err}");
+    assert!(started.elapsed() >= std::time::Duration::from_secs(4));
+    assert_eq!(thread_names(&f), ["ticket-done", "ticket-open"]);
+
+    drop(held);
+    f.run(&["delete", "ticket-done", "--yes"]).ok();
+    assert_eq!(thread_names(&f), ["ticket-open"]);
+}
