@@ -197,3 +197,43 @@ pub fn journal_input(writer: &str, goal: u32) -> JournalUpdate {
         .goal(goal)
         .written(0)
 }
+
+/// Checks a journal thread's history, oldest first: one unbroken chain with increasing
+/// steps, and entries that are one contiguous block of `goal` per writer — each
+/// writer's run whole, never interleaved with another's. Returns the writers in the
+/// order they ran.
+///
+/// # Panics
+/// When the history is broken or runs interleaved.
+pub fn check_journal(
+    history: &[stategraph::checkpoint::CheckpointTuple],
+    entries: &[String],
+    goal: u32,
+) -> Vec<String> {
+    for pair in history.windows(2) {
+        assert_eq!(
+            pair[1].parent_config.as_ref(),
+            Some(&pair[0].config),
+            "the history is one chain"
+        );
+        assert!(
+            pair[1].metadata.step > pair[0].metadata.step,
+            "steps increase along the chain: {} then {}",
+            pair[0].metadata.step,
+            pair[1].metadata.step
+        );
+    }
+    let goal = goal as usize;
+    assert_eq!(entries.len() % goal, 0, "whole runs only: {entries:?}");
+    let mut writers = Vec::new();
+    for block in entries.chunks(goal) {
+        let writer = block[0]
+            .rsplit_once('-')
+            .map(|(w, _)| w.to_string())
+            .unwrap_or_default();
+        let expected: Vec<String> = (1..=goal).map(|n| format!("{writer}-{n}")).collect();
+        assert_eq!(block, expected, "runs interleaved: {entries:?}");
+        writers.push(writer);
+    }
+    writers
+}
