@@ -18,6 +18,11 @@
 //! stategraph --url postgres://me:pw@db:5432/app --json threads
 //! ```
 //!
+//! Inspecting never creates a store: a missing file, or a database or schema without
+//! a saver's tables, is an error. An existing store is opened as its saver opens it
+//! (a SQLite file is switched to write-ahead logging, and tables of an older version
+//! of the saver are upgraded).
+//!
 //! `show` lists the channel values, the nodes planned next (with `Send` payloads), the
 //! writes of the next step's tasks stored so far, and the interrupts those tasks
 //! raised. `diff` lists each channel whose value differs, with both values.
