@@ -78,7 +78,7 @@ pub enum PostgresError {
     },
     /// The saver was used outside a tokio runtime.
     #[error(
-        "the PostgreSQL saver needs a tokio runtime with its time driver enabled; run the graph inside one (or with `invoke_blocking`)"
+        "the PostgreSQL saver needs a tokio runtime with its I/O and time drivers enabled; run the graph inside one (`#[tokio::main]`, or `invoke_blocking`)"
     )]
     NoRuntime,
 }

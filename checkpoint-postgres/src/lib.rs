@@ -24,7 +24,7 @@
 //!     Notes::update().lines(["hello".to_string()])
 //! }
 //!
-//! #[tokio::main]
+//! #[tokio::main(flavor = "current_thread")]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let saver =
 //!         PostgresSaver::connect("postgres://stategraph:secret@db.internal:5432/stategraph")
@@ -41,6 +41,43 @@
 //!     println!("{:?}", out.values.lines);
 //!     Ok(())
 //! }
+//! ```
+//!
+//! The same with the server named by an environment variable, as a test suite would
+//! run it (without `STATEGRAPH_POSTGRES_URL` it skips), and from synchronous code:
+//!
+//! ```
+//! # use stategraph::prelude::*;
+//! # use stategraph_postgres::{PostgresOptions, PostgresSaver};
+//! # #[derive(GraphState, Clone, Debug, Default)]
+//! # struct Notes {
+//! #     #[reducer(append)]
+//! #     lines: Vec<String>,
+//! # }
+//! # #[node]
+//! # fn note(_s: &Notes, _ctx: &NodeContext) -> NotesUpdate {
+//! #     Notes::update().lines(["hello".to_string()])
+//! # }
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let Ok(url) = std::env::var("STATEGRAPH_POSTGRES_URL") else {
+//!     return Ok(());
+//! };
+//! // Tables in a schema of their own, so this example leaves others' tables alone.
+//! let options = PostgresOptions::new().schema("stategraph_doc");
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let saver = runtime.block_on(PostgresSaver::connect_with(&url, options))?;
+//! drop(runtime);
+//!
+//! let graph = StateGraph::<Notes>::new()
+//!     .add_node(note)
+//!     .add_edge(START, note)
+//!     .compile_with(CompileOptions::new().checkpointer(saver))?;
+//! let thread = RunConfig::new().thread(stategraph::checkpoint::new_checkpoint_id());
+//! graph.invoke_blocking(Notes::update(), &thread)?;
+//! let out = graph.invoke_blocking(Notes::update(), &thread)?;
+//! assert_eq!(out.values.lines, ["hello", "hello"]);
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! # Storage

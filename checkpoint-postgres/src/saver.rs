@@ -85,7 +85,8 @@ impl PostgresOptions {
 ///
 /// Each operation is one transaction on a connection of the saver's pool (reads see
 /// one snapshot). Clones share the pool. The saver is async-native: use it inside a
-/// tokio runtime with its time driver (`#[tokio::main]`, or `invoke_blocking`).
+/// tokio runtime with its I/O and time drivers (`#[tokio::main]`, or
+/// `invoke_blocking`).
 ///
 /// A run holds its thread with a session-level advisory lock on a connection of its
 /// own (see [`CheckpointSaver::lock_thread`]): another process running the same thread

@@ -127,8 +127,9 @@ impl<S: GraphState> CompiledGraph<S> {
         if tokio::runtime::Handle::try_current().is_ok() {
             return Err(RunError::BlockingInsideRuntime);
         }
+        // Every driver compiled in: savers that talk to a server need I/O.
         let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
+            .enable_all()
             .build()
             .map_err(RunError::Runtime)?;
         rt.block_on(self.invoke(input, config))
