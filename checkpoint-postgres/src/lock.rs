@@ -50,6 +50,14 @@ pub(crate) async fn lock_thread(
             })?;
     // Ends when the client is dropped (or the connection breaks).
     tokio::spawn(connection);
+    // A holder whose machine vanishes (rather than its process dying, which closes the
+    // connection at once) is noticed by the server within about a minute, not hours.
+    client
+        .batch_execute(
+            "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10;
+             SET tcp_keepalives_count = 3",
+        )
+        .await?;
     let key = lock_key(&saver.schema, thread_id);
     let started = Instant::now();
     loop {

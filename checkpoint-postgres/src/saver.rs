@@ -410,7 +410,8 @@ impl CheckpointSaver for PostgresSaver {
     /// schema and thread id, held on a connection of its own (outside the pool) and
     /// tried again every [poll interval](PostgresOptions::lock_poll_interval) until
     /// `wait` has passed. The server releases it when the guard is dropped or the
-    /// holding process dies.
+    /// holding process dies (or, through TCP keepalives, within about a minute of its
+    /// machine becoming unreachable).
     fn lock_thread<'a>(
         &'a self,
         thread_id: &'a str,
