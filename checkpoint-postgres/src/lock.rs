@@ -1,13 +1,17 @@
 //! One writer per thread across processes and machines: a session-level advisory lock
 //! keyed by a hash of the thread id, held on a connection of its own. The server
-//! releases it when that session ends — when the guard is dropped, or when the process
-//! holding it dies and its connection closes.
+//! releases it when that session ends — when the guard is dropped (which closes the
+//! connection), or when the process holding it dies.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use stategraph::checkpoint::{CheckpointError, SaverResult, ThreadLock};
 use tokio_postgres::NoTls;
+use tokio_postgres::tls::NoTlsStream;
 
 use crate::error::{Failure, PostgresError, describe};
 use crate::saver::PostgresSaver;
@@ -26,9 +30,40 @@ pub(crate) fn lock_key(schema: &str, thread_id: &str) -> i64 {
     i64::from_be_bytes(bytes)
 }
 
-/// The session holding a lock: dropping the client ends it, which releases the lock.
+/// The lock session's connection: the client and the socket it talks through.
+type Connection = tokio_postgres::Connection<tokio_postgres::Socket, NoTlsStream>;
+
+/// The session holding a lock. It owns its socket (no task of the runtime does), so
+/// dropping it closes the connection at once — even when the runtime is not running
+/// or is gone — and the server then ends the session and releases the lock.
 struct Session {
     _client: tokio_postgres::Client,
+    // Never locked: the mutex only makes the session shareable between threads.
+    _connection: std::sync::Mutex<Connection>,
+}
+
+/// Runs `query` while driving `connection` (which carries its messages).
+async fn drive<T>(
+    connection: &mut Connection,
+    query: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, Failure> {
+    let mut query = std::pin::pin!(query);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(result) = query.as_mut().poll(cx) {
+            return Poll::Ready(result.map_err(Failure::from));
+        }
+        match Pin::new(&mut *connection).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e.into())),
+            // The server closed the connection; the query will not finish.
+            Poll::Ready(Ok(())) => Poll::Ready(Err(PostgresError::Connect {
+                target: String::new(),
+                reason: "the server closed the lock connection".into(),
+            }
+            .into())),
+        }
+    })
+    .await
 }
 
 pub(crate) async fn lock_thread(
@@ -39,7 +74,7 @@ pub(crate) async fn lock_thread(
     if tokio::runtime::Handle::try_current().is_err() {
         return Err(PostgresError::NoRuntime.into());
     }
-    let (client, connection) =
+    let (client, mut connection) =
         saver
             .pg
             .connect(NoTls)
@@ -48,24 +83,32 @@ pub(crate) async fn lock_thread(
                 target: saver.target.clone(),
                 reason: describe(&e),
             })?;
-    // Ends when the client is dropped (or the connection breaks).
-    tokio::spawn(connection);
     // A holder whose machine vanishes (rather than its process dying, which closes the
     // connection at once) is noticed by the server within about a minute, not hours.
-    client
-        .batch_execute(
+    drive(
+        &mut connection,
+        client.batch_execute(
             "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10;
              SET tcp_keepalives_count = 3",
-        )
-        .await?;
+        ),
+    )
+    .await?;
     let key = lock_key(&saver.schema, thread_id);
     let started = Instant::now();
     loop {
-        let row = client
-            .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
-            .await?;
+        let row = drive(
+            &mut connection,
+            client.query_one("SELECT pg_try_advisory_lock($1)", &[&key]),
+        )
+        .await?;
         if row.try_get::<_, bool>(0)? {
-            return Ok(ThreadLock::new(thread_id, Session { _client: client }));
+            return Ok(ThreadLock::new(
+                thread_id,
+                Session {
+                    _client: client,
+                    _connection: std::sync::Mutex::new(connection),
+                },
+            ));
         }
         let waited = started.elapsed();
         if waited >= wait {

@@ -578,3 +578,70 @@ async fn savers_connecting_at_once_migrate_a_new_schema_once() {
     }
     drop_schema(&url, &schema).await;
 }
+
+#[tokio::test]
+async fn a_dropped_thread_lock_is_released_even_while_its_runtime_is_blocked() {
+    let url = server!();
+    let saver = PostgresSaver::connect(&url).await.unwrap();
+    let thread = format!("blocked-{}", servers::fresh_schema("t"));
+    let lock = saver
+        .lock_thread(&thread, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    drop(lock);
+    // This runtime's only thread now blocks on another process-like client: nothing
+    // here runs until it returns, so the release cannot wait for this runtime.
+    let other = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let saver = PostgresSaver::connect(&url).await.unwrap();
+            saver
+                .lock_thread(&thread, std::time::Duration::from_secs(3))
+                .await
+                .map(drop)
+        })
+    })
+    .join()
+    .unwrap();
+    assert!(other.is_ok(), "{other:?}");
+}
+
+#[tokio::test]
+async fn a_thread_held_by_another_saver_is_busy_until_released() {
+    let url = server!();
+    let (a, b) = (
+        PostgresSaver::connect(&url).await.unwrap(),
+        PostgresSaver::connect(&url).await.unwrap(),
+    );
+    let thread = format!("held-{}", servers::fresh_schema("t"));
+    let held = a
+        .lock_thread(&thread, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let err = b
+        .lock_thread(&thread, std::time::Duration::from_millis(100))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, CheckpointError::ThreadBusy { thread_id, .. } if *thread_id == thread),
+        "{err:?}"
+    );
+    // The same thread id in another schema is another thread.
+    let other_schema = servers::fresh_schema("locks");
+    let c = in_schema(&url, &other_schema).await;
+    drop(
+        c.lock_thread(&thread, std::time::Duration::ZERO)
+            .await
+            .unwrap(),
+    );
+    drop(held);
+    drop(
+        b.lock_thread(&thread, std::time::Duration::from_secs(3))
+            .await
+            .unwrap(),
+    );
+    drop_schema(&url, &other_schema).await;
+}
