@@ -1,0 +1,73 @@
+//! The SQLite saver's thread locks: files in `<database>.locks`, named by a hash so any
+//! thread id works, held against every other saver on the file (in this process or
+//! another) and released when the guard is dropped.
+
+use std::time::Duration;
+
+use stategraph::checkpoint::{CheckpointError, CheckpointSaver};
+use stategraph_sqlite::SqliteSaver;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_savers_on_one_file_hold_threads_against_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("locks.db");
+    let (a, b) = (
+        SqliteSaver::open(&path).unwrap(),
+        SqliteSaver::open(&path).unwrap(),
+    );
+    let odd = "tenant/42 ✓ ../../etc";
+    let held = a.lock_thread(odd, Duration::ZERO).await.unwrap();
+    let locks: Vec<String> = std::fs::read_dir(dir.path().join("locks.db.locks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(locks.len(), 1, "{locks:?}");
+    assert!(
+        locks[0].ends_with(".lock") && locks[0].len() == 32 + 5,
+        "{locks:?}"
+    );
+
+    let err = b
+        .lock_thread(odd, Duration::from_millis(100))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, CheckpointError::ThreadBusy { thread_id, waited }
+            if thread_id == odd && *waited >= Duration::from_millis(100)),
+        "{err:?}"
+    );
+    // Another thread of the same file is free.
+    drop(b.lock_thread("other", Duration::ZERO).await.unwrap());
+    drop(held);
+    drop(b.lock_thread(odd, Duration::ZERO).await.unwrap());
+}
+
+#[test]
+fn locks_work_without_an_async_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let saver = SqliteSaver::open(dir.path().join("plain.db")).unwrap();
+    futures::executor::block_on(async {
+        let held = saver.lock_thread("t", Duration::ZERO).await.unwrap();
+        let err = saver
+            .lock_thread("t", Duration::from_millis(30))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CheckpointError::ThreadBusy { .. }), "{err:?}");
+        drop(held);
+        drop(saver.lock_thread("t", Duration::ZERO).await.unwrap());
+    });
+}
+
+#[tokio::test]
+async fn an_in_memory_database_locks_within_the_process() {
+    let saver = SqliteSaver::open_in_memory().unwrap();
+    let clone = saver.clone();
+    let held = saver.lock_thread("t", Duration::ZERO).await.unwrap();
+    let err = clone
+        .lock_thread("t", Duration::from_millis(30))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CheckpointError::ThreadBusy { .. }), "{err:?}");
+    drop(held);
+    drop(clone.lock_thread("t", Duration::ZERO).await.unwrap());
+}
