@@ -112,3 +112,103 @@ async fn a_dropped_stream_releases_its_thread() {
     let lock = saver.lock_thread("streamed", Duration::from_secs(5)).await;
     assert!(lock.is_ok(), "{lock:?}");
 }
+
+/// An in-memory saver whose `put` takes a while, as a remote database's might.
+struct SlowPuts(Arc<InMemorySaver>);
+
+mod slow {
+    use std::time::Duration;
+
+    use stategraph::BoxFuture;
+    use stategraph::checkpoint::*;
+
+    impl CheckpointSaver for super::SlowPuts {
+        fn put<'a>(
+            &'a self,
+            config: &'a CheckpointConfig,
+            checkpoint: Checkpoint,
+            metadata: CheckpointMetadata,
+        ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(150)).await;
+                self.0.put(config, checkpoint, metadata).await
+            })
+        }
+        fn get_tuple<'a>(
+            &'a self,
+            config: &'a CheckpointConfig,
+        ) -> BoxFuture<'a, SaverResult<Option<CheckpointTuple>>> {
+            self.0.get_tuple(config)
+        }
+        fn list<'a>(
+            &'a self,
+            config: &'a CheckpointConfig,
+            options: &'a ListOptions,
+        ) -> BoxFuture<'a, SaverResult<Vec<CheckpointTuple>>> {
+            self.0.list(config, options)
+        }
+        fn put_writes<'a>(
+            &'a self,
+            config: &'a CheckpointConfig,
+            writes: Vec<PendingWrite>,
+        ) -> BoxFuture<'a, SaverResult<()>> {
+            self.0.put_writes(config, writes)
+        }
+        fn channel_history<'a>(
+            &'a self,
+            config: &'a CheckpointConfig,
+            channel: &'a str,
+            from: u64,
+            to: u64,
+        ) -> BoxFuture<'a, SaverResult<Vec<(u64, StoredValue)>>> {
+            self.0.channel_history(config, channel, from, to)
+        }
+        fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
+            self.0.list_threads()
+        }
+        fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
+            self.0.delete_thread(thread_id)
+        }
+        fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
+            self.0.copy_thread(from, to)
+        }
+        fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
+            self.0.prune(thread_id, keep)
+        }
+        fn lock_thread<'a>(
+            &'a self,
+            thread_id: &'a str,
+            wait: Duration,
+        ) -> BoxFuture<'a, SaverResult<ThreadLock>> {
+            self.0.lock_thread(thread_id, wait)
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_saves_of_a_cancelled_run_keep_the_thread_until_they_land() {
+    let inner = Arc::new(InMemorySaver::new());
+    let graph = workloads::journal_graph(Arc::new(SlowPuts(inner.clone())));
+    let config = RunConfig::new()
+        .thread("async")
+        .durability(Durability::Async);
+    let mut stream = graph.stream(journal_input("s", 100), &config, StreamMode::UPDATES);
+    assert!(stream.next().await.unwrap().is_ok());
+    drop(stream);
+    // The run is gone, but a save it started in the background is still under way.
+    let err = inner
+        .lock_thread("async", Duration::ZERO)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CheckpointError::ThreadBusy { .. }), "{err:?}");
+    let lock = inner
+        .lock_thread("async", Duration::from_secs(5))
+        .await
+        .unwrap();
+    // Once the thread is free, no save of the old run lands any more.
+    let before = inner.checkpoint_count();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(inner.checkpoint_count(), before);
+    assert!(before > 0);
+    drop(lock);
+}

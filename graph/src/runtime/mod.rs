@@ -374,8 +374,9 @@ struct Persist {
     waiting: HashMap<String, Interrupt>,
     /// Answers given to tasks of the next step, by task id, in call order.
     answers: HashMap<String, Vec<serde_json::Value>>,
-    /// The thread's writer lock, for runs that write (dropped last).
-    lock: Option<crate::checkpoint::ThreadLock>,
+    /// The thread's writer lock, for runs that write; background saves hold it too, so
+    /// it is released only when the run and every save it started are over.
+    lock: Option<Arc<crate::checkpoint::ThreadLock>>,
 }
 
 /// What one task did, kept in checkpoint metadata under `steps`.
@@ -467,7 +468,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         let tuple = saver.get_tuple(&at).await?;
         lp.attach(saver.clone(), thread);
         if let Some(p) = &mut lp.persist {
-            p.lock = Some(lock);
+            p.lock = Some(Arc::new(lock));
         }
         match (tuple, &config.checkpoint_id) {
             (Some(t), at) => {
@@ -1563,7 +1564,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
             let saver = p.saver.clone();
             let previous = p.background.take();
             let parent = parent.clone();
+            let lock = p.lock.clone();
             p.background = Some(tokio::spawn(async move {
+                let _held = lock;
                 if let Some(previous) = previous {
                     join_background(previous).await?;
                 }
