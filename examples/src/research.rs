@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use stategraph::checkpoint::{CheckpointError, CheckpointSaver};
 use stategraph::prelude::*;
 use stategraph::{BuildError, RunInput, StateSnapshot};
 use stategraph_sqlite::SqliteSaver;
@@ -459,17 +460,15 @@ fn thread_id(n: u32) -> String {
     format!("{THREAD_PREFIX}{n}")
 }
 
-/// The newest `research-N` thread in the file (0 when there is none).
-async fn newest_thread(graph: &CompiledGraph<Research>) -> Result<u32, RunError> {
-    let mut n = 0;
-    while graph
-        .get_state(&RunConfig::new().thread(thread_id(n + 1)))
+/// The highest `N` of the file's `research-N` threads (0 when there is none).
+async fn newest_thread(saver: &SqliteSaver) -> Result<u32, CheckpointError> {
+    Ok(saver
+        .list_threads()
         .await?
-        .is_some()
-    {
-        n += 1;
-    }
-    Ok(n)
+        .iter()
+        .filter_map(|t| t.thread_id.strip_prefix(THREAD_PREFIX)?.parse::<u32>().ok())
+        .max()
+        .unwrap_or(0))
 }
 
 /// How the human's answers are obtained.
@@ -688,7 +687,8 @@ pub async fn run(
     out: &mut dyn Write,
 ) -> Result<Outcome, Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let graph = build(SqliteSaver::open(&options.db)?)?;
+    let saver = SqliteSaver::open(&options.db)?;
+    let graph = build(saver.clone())?;
     let thread = match (&options.thread, options.fresh) {
         (Some(thread), false) => thread.clone(),
         (Some(thread), true) => {
@@ -706,7 +706,7 @@ pub async fn run(
             thread.clone()
         }
         (None, fresh) => {
-            let newest = newest_thread(&graph).await?;
+            let newest = newest_thread(&saver).await?;
             thread_id(if fresh || newest == 0 {
                 newest + 1
             } else {

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use stategraph::StateSnapshot;
-use stategraph::checkpoint::ListOptions;
+use stategraph::checkpoint::{CheckpointSaver, ListOptions};
 use stategraph::prelude::*;
 use stategraph_examples::research::{self, Research};
 use stategraph_sqlite::SqliteSaver;
@@ -157,6 +157,16 @@ fn a_killed_demo_continues_its_thread_and_ends_as_an_uninterrupted_run_does() {
     let second = snapshot(&db, "research-2").expect("the new thread exists");
     assert_eq!(second.values, reference);
     assert_eq!(history_len(&db, "research-1"), checkpoints);
+
+    // The newest thread is found by listing, so deleting an older one changes nothing.
+    let saver = SqliteSaver::open(&db).expect("the file opens");
+    runtime()
+        .block_on(saver.delete_thread("research-1"))
+        .expect("deletes");
+    let out = run_to_end(&db, &["--yes"]);
+    assert!(out.contains("thread research-2 already finished"), "{out}");
+    let out = run_to_end(&db, &["--yes", "--fresh", "--thread", "research-1"]);
+    assert!(out.contains("starting thread research-1"), "{out}");
 }
 
 #[test]
