@@ -305,6 +305,40 @@ impl NodeContext {
     /// Needs a checkpointer (the run fails clearly without one). Interrupts are never
     /// retried by a retry policy.
     ///
+    /// ```
+    /// use serde_json::json;
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Refund {
+    ///     amount: u32,
+    ///     approved_by: Option<String>,
+    /// }
+    ///
+    /// #[node]
+    /// fn approve(r: &Refund, ctx: &NodeContext) -> Result<RefundUpdate, NodeError> {
+    ///     let who: String = ctx.interrupt(json!({ "approve refund of": r.amount }))?;
+    ///     Ok(Refund::update().approved_by(Some(who)))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let graph = StateGraph::<Refund>::new()
+    ///     .add_node(approve)
+    ///     .add_edge(START, approve)
+    ///     .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()))?;
+    /// let thread = RunConfig::new().thread("refund-9");
+    ///
+    /// let paused = graph.invoke(Refund::update().amount(120u32), &thread).await?;
+    /// assert_eq!(paused.interrupts[0].node, "approve");
+    /// assert_eq!(paused.interrupts[0].value["approve refund of"], 120);
+    ///
+    /// let done = graph.invoke(Command::resume("grace"), &thread).await?;
+    /// assert_eq!(done.values.approved_by.as_deref(), Some("grace"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     /// The interrupt (to propagate), or a resume value that does not decode as `R`, or
     /// a `value` that does not serialize.

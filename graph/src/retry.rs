@@ -13,6 +13,41 @@ type RetryPredicate = Arc<dyn Fn(&NodeError) -> bool + Send + Sync>;
 ///
 /// The wait before attempt `n + 1` is `initial_interval * backoff_factor^(n - 1)`,
 /// capped at `max_interval`. There is no jitter, so runs are reproducible.
+///
+/// ```
+/// use std::time::Duration;
+/// use stategraph::prelude::*;
+///
+/// #[derive(GraphState, Clone, Debug, Default)]
+/// struct Fetch {
+///     attempts: u32,
+/// }
+///
+/// /// Fails twice, then succeeds.
+/// #[node]
+/// fn flaky(_: &Fetch, ctx: &NodeContext) -> Result<FetchUpdate, NodeError> {
+///     if ctx.attempt() < 3 {
+///         return Err(NodeError::msg("connection reset"));
+///     }
+///     Ok(Fetch::update().attempts(ctx.attempt()))
+/// }
+///
+/// let policy = RetryPolicy::new()
+///     .max_attempts(5)
+///     .initial_interval(Duration::from_millis(1))
+///     .backoff_factor(2.0)
+///     .retry_on(|e| e.to_string().contains("connection"));
+/// assert_eq!(policy.delay_after(3), Duration::from_millis(4));
+///
+/// let graph = StateGraph::<Fetch>::new()
+///     .add_node(flaky)
+///     .add_edge(START, flaky)
+///     .retry(flaky, policy)
+///     .compile()?;
+/// let out = graph.invoke_blocking(Fetch::update(), &RunConfig::new())?;
+/// assert_eq!(out.values.attempts, 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct RetryPolicy {
     pub(crate) max_attempts: u32,
