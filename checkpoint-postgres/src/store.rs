@@ -169,31 +169,35 @@ fn value_what(channel: &str, version: u64, place: Place<'_>) -> String {
     format!("value of channel `{channel}` version {version} in {place}")
 }
 
-/// Attaches the checkpoint's values and pending writes.
+/// Attaches the checkpoints' values and pending writes: one query for all the values,
+/// one for all the writes, however many checkpoints there are.
 async fn complete(
     tx: &Transaction<'_>,
     limit: usize,
     config: &CheckpointConfig,
-    stored: Stored,
-) -> Result<CheckpointTuple> {
+    stored: Vec<Stored>,
+) -> Result<Vec<CheckpointTuple>> {
+    if stored.is_empty() {
+        return Ok(Vec::new());
+    }
     let place = Place::of(config);
-    let Stored {
-        id,
-        parent,
-        mut checkpoint,
-        value_channels,
-        metadata,
-    } = stored;
-    if !value_channels.is_empty() {
-        let mut versions = Vec::with_capacity(value_channels.len());
-        for channel in &value_channels {
-            let version = checkpoint
+
+    // Every (channel, version) the checkpoints name, once.
+    let mut wanted: BTreeMap<(String, i64), ()> = BTreeMap::new();
+    for s in &stored {
+        for channel in &s.value_channels {
+            let version = s
+                .checkpoint
                 .channel_versions
                 .get(channel)
                 .copied()
                 .unwrap_or(0);
-            versions.push(version_param(channel, version)?);
+            wanted.insert((channel.clone(), version_param(channel, version)?), ());
         }
+    }
+    let mut values: BTreeMap<(String, i64), Row> = BTreeMap::new();
+    if !wanted.is_empty() {
+        let (channels, versions): (Vec<String>, Vec<i64>) = wanted.into_keys().unzip();
         let stmt = tx
             .prepare_cached(
                 "SELECT v.channel, v.version, v.value FROM stategraph_values v
@@ -202,63 +206,36 @@ async fn complete(
                  WHERE v.thread_id = $1 AND v.checkpoint_ns = $2",
             )
             .await?;
-        let rows = tx
+        for row in tx
             .query(
                 &stmt,
                 &[
                     &config.thread_id,
                     &config.checkpoint_ns,
-                    &value_channels,
+                    &channels,
                     &versions,
                 ],
             )
-            .await?;
-        let mut found: BTreeMap<String, &Row> = BTreeMap::new();
-        for row in &rows {
-            found.insert(row.try_get(0)?, row);
-        }
-        for (channel, version) in value_channels.into_iter().zip(versions) {
-            // Never negative: it was converted from a u64.
-            let version = u64::try_from(version).unwrap_or(0);
-            let Some(row) = found.get(&channel) else {
-                return Err(CheckpointError::MissingValue {
-                    id: checkpoint.id.clone(),
-                    channel,
-                    version,
-                }
-                .into());
-            };
-            let value: StoredValue =
-                decode(row, 2, limit, || value_what(&channel, version, place))?;
-            checkpoint.channel_values.insert(channel, value);
+            .await?
+        {
+            values.insert((row.try_get(0)?, row.try_get(1)?), row);
         }
     }
 
+    let ids: Vec<&str> = stored.iter().map(|s| s.id.as_str()).collect();
     let stmt = tx
         .prepare_cached(
-            "SELECT task_id, idx, channel, value FROM stategraph_writes
-             WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3
-             ORDER BY task_id, idx",
+            "SELECT checkpoint_id, task_id, idx, channel, value FROM stategraph_writes
+             WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)
+             ORDER BY checkpoint_id, task_id, idx",
         )
         .await?;
-    let rows = tx
-        .query(&stmt, &[&config.thread_id, &config.checkpoint_ns, &id])
-        .await?;
-    let mut pending_writes = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let task_id: String = row.try_get(0)?;
-        let idx: i64 = row.try_get(1)?;
-        // Stored from a u32.
-        let idx = u32::try_from(idx).unwrap_or(u32::MAX);
-        let value = decode(row, 3, limit, || {
-            format!("pending write {idx} of task {task_id} on checkpoint {id} of {place}")
-        })?;
-        pending_writes.push(PendingWrite {
-            channel: row.try_get(2)?,
-            task_id,
-            idx,
-            value,
-        });
+    let mut writes: BTreeMap<String, Vec<Row>> = BTreeMap::new();
+    for row in tx
+        .query(&stmt, &[&config.thread_id, &config.checkpoint_ns, &ids])
+        .await?
+    {
+        writes.entry(row.try_get(0)?).or_default().push(row);
     }
 
     let at = |id: String| CheckpointConfig {
@@ -266,13 +243,62 @@ async fn complete(
         checkpoint_ns: config.checkpoint_ns.clone(),
         checkpoint_id: Some(id),
     };
-    Ok(CheckpointTuple {
-        config: at(id),
-        checkpoint,
+    let mut out = Vec::with_capacity(stored.len());
+    for Stored {
+        id,
+        parent,
+        mut checkpoint,
+        value_channels,
         metadata,
-        parent_config: parent.map(at),
-        pending_writes,
-    })
+    } in stored
+    {
+        for channel in value_channels {
+            let version = checkpoint
+                .channel_versions
+                .get(&channel)
+                .copied()
+                .unwrap_or(0);
+            let param = version_param(&channel, version)?;
+            let key = (channel, param);
+            let Some(row) = values.get(&key) else {
+                return Err(CheckpointError::MissingValue {
+                    id: checkpoint.id.clone(),
+                    channel: key.0,
+                    version,
+                }
+                .into());
+            };
+            let channel = key.0;
+            let value: StoredValue =
+                decode(row, 2, limit, || value_what(&channel, version, place))?;
+            checkpoint.channel_values.insert(channel, value);
+        }
+        let rows = writes.remove(&id).unwrap_or_default();
+        let mut pending_writes = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let task_id: String = row.try_get(1)?;
+            let idx: i64 = row.try_get(2)?;
+            // Stored from a u32.
+            let idx = u32::try_from(idx).unwrap_or(u32::MAX);
+            let value = decode(row, 4, limit, || {
+                format!("pending write {idx} of task {task_id} on checkpoint {id} of {place}")
+            })?;
+            pending_writes.push(PendingWrite {
+                channel: row.try_get(3)?,
+                task_id,
+                idx,
+                value,
+            });
+        }
+        out.push(CheckpointTuple {
+            config: at(id),
+            checkpoint,
+            metadata,
+            parent_config: parent.map(at),
+            pending_writes,
+        });
+    }
+    Ok(out)
 }
 
 /// A read-only transaction seeing one snapshot of the database.
@@ -319,10 +345,9 @@ pub(crate) async fn get_tuple(
         Some(row) => read_stored(&row, limit, place, |_| true)?,
         None => None,
     };
-    let out = match stored {
-        Some(s) => Some(complete(&tx, limit, config, s).await?),
-        None => None,
-    };
+    let out = complete(&tx, limit, config, stored.into_iter().collect())
+        .await?
+        .pop();
     tx.commit().await?;
     Ok(out)
 }
@@ -362,10 +387,7 @@ pub(crate) async fn list(
             found.push(s);
         }
     }
-    let mut out = Vec::with_capacity(found.len());
-    for s in found {
-        out.push(complete(&tx, limit, config, s).await?);
-    }
+    let out = complete(&tx, limit, config, found).await?;
     tx.commit().await?;
     Ok(out)
 }
