@@ -95,6 +95,11 @@ impl SqliteOptions {
 /// transaction, run on tokio's blocking pool (or inline when called outside a tokio
 /// runtime). A saver has one connection, so its operations run one at a time; clones
 /// share it.
+///
+/// A run holds its thread with an operating-system lock on a small file in the
+/// directory `<database>.locks` beside the database (one file per thread, named by a
+/// hash of its id), so runs of one thread in any processes sharing the file take turns
+/// (see [`CheckpointSaver::lock_thread`]); a process that dies releases its locks.
 #[derive(Clone)]
 pub struct SqliteSaver {
     conn: Arc<Mutex<Connection>>,
