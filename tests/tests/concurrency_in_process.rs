@@ -130,7 +130,7 @@ mod slow {
             metadata: CheckpointMetadata,
         ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
             Box::pin(async move {
-                tokio::time::sleep(Duration::from_millis(150)).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
                 self.0.put(config, checkpoint, metadata).await
             })
         }
@@ -207,7 +207,7 @@ async fn background_saves_of_a_cancelled_run_keep_the_thread_until_they_land() {
         .unwrap();
     // Once the thread is free, no save of the old run lands any more.
     let before = inner.checkpoint_count();
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(inner.checkpoint_count(), before);
     assert!(before > 0);
     drop(lock);

@@ -96,8 +96,10 @@ async fn two_workers_take_turns(store: Store) {
         stategraph::checkpoint::new_checkpoint_id()
     )];
     let long = Duration::from_secs(60);
-    let a = journal_worker(&store, "a", 40, long, &thread);
-    let b = journal_worker(&store, "b", 40, long, &thread);
+    // Runs long enough (at least 200 ms of node time) that the second process is up
+    // while the first still runs, even on a loaded machine.
+    let a = journal_worker(&store, "a", 100, long, &thread);
+    let b = journal_worker(&store, "b", 100, long, &thread);
     let (a, b) = (finish(a), finish(b));
     assert_eq!(a.0, Some(0), "{}", a.2);
     assert_eq!(b.0, Some(0), "{}", b.2);
@@ -105,7 +107,7 @@ async fn two_workers_take_turns(store: Store) {
     let first_done = when(&a.1, "done").min(when(&b.1, "done"));
     assert!(when(&a.1, "started") < first_done && when(&b.1, "started") < first_done);
 
-    let mut writers = journal_of(&saver, &thread[0], 40).await;
+    let mut writers = journal_of(&saver, &thread[0], 100).await;
     writers.sort();
     assert_eq!(writers, ["a", "b"], "both runs, whole, one after the other");
 }
@@ -116,7 +118,8 @@ async fn an_impatient_worker_gets_thread_busy(store: Store) {
         "busy-{}",
         stategraph::checkpoint::new_checkpoint_id()
     )];
-    let holder = journal_worker(&store, "holder", 150, Duration::from_secs(60), &thread);
+    // At least 800 ms of node time: still running when the impatient worker gives up.
+    let holder = journal_worker(&store, "holder", 400, Duration::from_secs(60), &thread);
     // Wait until the holder is running: its first checkpoint is saved.
     let started = Instant::now();
     while saver
@@ -143,7 +146,7 @@ async fn an_impatient_worker_gets_thread_busy(store: Store) {
     let (code, _, stderr) = finish(holder);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(
-        journal_of(&saver, &thread[0], 150).await,
+        journal_of(&saver, &thread[0], 400).await,
         ["holder"],
         "the impatient worker wrote nothing"
     );
