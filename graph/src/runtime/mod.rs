@@ -21,7 +21,8 @@ pub use snapshot::{StateSnapshot, TaskSnapshot};
 
 use crate::checkpoint::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointSource, CheckpointTuple, PendingWrite, PlannedTask, new_checkpoint_id,
+    CheckpointSource, CheckpointTuple, PendingWrite, PlannedTask, StepRecord, TaskRecord,
+    new_checkpoint_id,
 };
 use crate::compile::{Branch, CompiledGraph, Graph};
 use crate::node::{
@@ -55,12 +56,6 @@ pub(crate) fn task_ids<'a>(step: i64, tasks: impl Iterator<Item = (&'a str, bool
         })
         .collect()
 }
-
-/// Metadata key of a checkpoint's run history: for each step since the previous
-/// checkpoint, the channel versions its tasks read and, per task, the node, task id,
-/// duration, whether it wrote, was resumed from saved writes or served from cache, and
-/// where its routers sent the run.
-pub const METADATA_STEPS: &str = "steps";
 
 impl<S: GraphState> CompiledGraph<S> {
     /// Runs the graph.
@@ -240,32 +235,14 @@ struct Persist {
     answers: HashMap<String, Vec<serde_json::Value>>,
 }
 
-/// What one task did, kept in checkpoint metadata under `steps`.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct TaskRecord {
-    id: String,
-    node: String,
-    duration_us: u64,
-    wrote: bool,
-    resumed: bool,
-    cached: bool,
-    routed_to: Vec<String>,
-}
-
-/// One superstep's record: the channel versions its tasks read, and the tasks.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct StepRecord {
-    step: i64,
-    input_versions: BTreeMap<String, u64>,
-    tasks: Vec<TaskRecord>,
-}
-
 struct Loop<'g, S: GraphState> {
     g: &'g Graph<S>,
     config: &'g RunConfig,
     state: S,
     versions: Versions,
     bases: Bases,
+    /// The channel versions each node saw when it ran, for the nodes that ran since
+    /// the last saved checkpoint (each checkpoint stores only its own steps' entries).
     versions_seen: BTreeMap<String, BTreeMap<String, u64>>,
     next: Frontier,
     barriers: Vec<Vec<bool>>,
@@ -417,13 +394,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
             }
             p.dirty = true;
         }
-        self.versions_seen = t.checkpoint.versions_seen.clone();
         self.step = t.metadata.step.saturating_add(1);
         p.parent = t.config.checkpoint_id.clone();
-        if let Some(steps) = t.metadata.extra.get(METADATA_STEPS)
-            && let Ok(steps) = serde_json::from_value::<Vec<StepRecord>>(steps.clone())
-            && let Some(last) = steps.last()
-        {
+        if let Some(last) = t.metadata.steps.last() {
             p.last_writers = last
                 .tasks
                 .iter()
@@ -1370,7 +1343,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             ts: crate::checkpoint::now_rfc3339(),
             channel_values: values,
             channel_versions: persist::version_map::<S>(&self.versions),
-            versions_seen: self.versions_seen.clone(),
+            versions_seen: std::mem::take(&mut self.versions_seen),
             updated_channels: updated,
             channel_bases: persist::base_map::<S>(&self.bases),
             next,
@@ -1385,16 +1358,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             _ => self.step,
         };
         let mut metadata = CheckpointMetadata::new(source, step);
-        let history = std::mem::take(&mut p.history);
-        if !history.is_empty() {
-            let steps = serde_json::to_value(&history).map_err(|e| {
-                RunError::Checkpoint(CheckpointError::Corrupt {
-                    what: format!("run history of checkpoint {id}"),
-                    source: e,
-                })
-            })?;
-            metadata.extra.insert(METADATA_STEPS.to_string(), steps);
-        }
+        metadata.steps = std::mem::take(&mut p.history);
         if let Some(parent) = &p.parent {
             metadata.parents.insert(String::new(), parent.clone());
         }
