@@ -132,6 +132,7 @@ fn render<S: GraphState>(
             step,
             node,
             updates: us,
+            ..
         } => format!("updates step={step} node={node} {}", updates::<S>(us)),
         StreamEvent::TaskStart {
             step,
@@ -154,6 +155,7 @@ fn render<S: GraphState>(
             result,
             interrupts,
             resumed,
+            ..
         } => format!(
             "task_result step={step} id={id} node={node} error={} result={} interrupts={} resumed={resumed}",
             error.as_deref().unwrap_or("-"),

@@ -3,6 +3,7 @@
 //! `goto`s and `Send`s — and, with a checkpointer, save each task's writes as it
 //! finishes and a checkpoint after each step.
 
+mod caching;
 mod config;
 mod error;
 mod frontier;
@@ -966,6 +967,31 @@ impl<'g, S: GraphState> Loop<'g, S> {
         } else {
             known.resize_with(tasks.len(), || Known::Run);
         }
+        let probes = match &g.cache {
+            Some(store) if tasks.iter().any(|t| g.nodes[t.node].cache.is_some()) => {
+                let thread = self.config.thread_id.as_deref().unwrap_or_default();
+                caching::lookup(
+                    g,
+                    &**store,
+                    thread,
+                    &self.state,
+                    &self.versions,
+                    tasks,
+                    &ids,
+                    &mut known,
+                )
+                .await?
+            }
+            _ => Vec::new(),
+        };
+        let cached: Vec<bool> = (0..tasks.len())
+            .map(|i| {
+                probes
+                    .get(i)
+                    .and_then(Option::as_ref)
+                    .is_some_and(caching::Probe::is_hit)
+            })
+            .collect();
         let resumed: Vec<bool> = known
             .iter()
             .map(|k| matches!(k, Known::Output(_)))
@@ -1056,6 +1082,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         result: result.clone(),
                         interrupts: interrupts.clone(),
                         resumed: resumed[i],
+                        cached: cached[i],
                     }
                 })
                 .await;
@@ -1118,7 +1145,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     duration_us: u64::try_from(durations[i].as_micros()).unwrap_or(u64::MAX),
                     wrote: !out.writes.is_empty(),
                     resumed: resumed[i],
-                    cached: false,
+                    cached: cached[i],
                     routed_to: Vec::new(),
                 })
                 .collect()
@@ -1132,6 +1159,11 @@ impl<'g, S: GraphState> Loop<'g, S> {
         let seen_before =
             (self.persist.is_some()).then(|| persist::version_map::<S>(&self.versions));
 
+        let cache_records = if probes.is_empty() {
+            Vec::new()
+        } else {
+            caching::prepare(g, &self.state, tasks, &ids, &outputs, probes)?
+        };
         let mut writes = Vec::with_capacity(tasks.len());
         let mut gotos: Vec<Vec<Goto<S>>> = Vec::with_capacity(tasks.len());
         let mut own_writes: Vec<Vec<S::Update>> = Vec::new();
@@ -1158,6 +1190,11 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     source,
                 })?;
         self.record(&changes);
+        if let Some(store) = &g.cache
+            && !cache_records.is_empty()
+        {
+            caching::store(g, &**store, &self.versions, cache_records).await?;
+        }
         if let (Some(em), Some(streamed)) = (&self.emitter, streamed) {
             for (i, ((task, id), updates)) in tasks.iter().zip(&ids).zip(streamed).enumerate() {
                 let node = g.nodes[task.node].name.to_string();
@@ -1166,6 +1203,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         step: self.step,
                         node: node.clone(),
                         updates: updates.clone(),
+                        cached: cached[i],
                     })
                     .await;
                 }
@@ -1178,6 +1216,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         result: updates.clone(),
                         interrupts: Vec::new(),
                         resumed: resumed[i],
+                        cached: cached[i],
                     }
                 })
                 .await;
