@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 use stategraph::BoxFuture;
+use stategraph::cache::{CacheEntry, CacheKey, NodeCache};
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
     CheckpointTuple, ListOptions, PendingWrite, SaverResult, StoredValue,
@@ -327,6 +328,36 @@ impl CheckpointSaver for SqliteSaver {
         let thread_id = thread_id.to_string();
         self.run("prune", move |conn, limit| {
             store::prune(conn, limit, &thread_id, keep)
+        })
+    }
+}
+
+/// Cache entries live in the same file, in `stategraph_cache`, so a restarted process
+/// reuses the nodes' recorded runs; `delete_thread` removes a thread's entries too.
+impl NodeCache for SqliteSaver {
+    fn get<'a>(&'a self, key: &'a CacheKey) -> BoxFuture<'a, SaverResult<Option<CacheEntry>>> {
+        let key = key.clone();
+        self.run("cache get", move |conn, limit| {
+            store::cache_get(conn, limit, &key)
+        })
+    }
+
+    fn put<'a>(&'a self, key: &'a CacheKey, entry: CacheEntry) -> BoxFuture<'a, SaverResult<()>> {
+        let key = key.clone();
+        self.run("cache put", move |conn, limit| {
+            store::cache_put(conn, limit, &key, &entry)
+        })
+    }
+
+    fn clear<'a>(
+        &'a self,
+        thread_id: &'a str,
+        node: Option<&'a str>,
+    ) -> BoxFuture<'a, SaverResult<usize>> {
+        let thread_id = thread_id.to_string();
+        let node = node.map(str::to_string);
+        self.run("cache clear", move |conn, _| {
+            store::cache_clear(conn, &thread_id, node.as_deref())
         })
     }
 }

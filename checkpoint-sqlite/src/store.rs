@@ -17,6 +17,8 @@ use stategraph::checkpoint::{
     CheckpointTuple, ListOptions, PendingWrite, StoredValue, needed_ranges,
 };
 
+use stategraph::cache::{CacheEntry, CacheKey};
+
 use crate::error::{Failure, SqliteError};
 
 type Result<T> = std::result::Result<T, Failure>;
@@ -512,7 +514,7 @@ const TABLES: [&str; 3] = [
 
 pub(crate) fn delete_thread(conn: &mut Connection, thread_id: &str) -> Result<()> {
     let tx = write_tx(conn)?;
-    for table in TABLES {
+    for table in TABLES.iter().chain(&["stategraph_cache"]) {
         tx.execute(
             &format!("DELETE FROM {table} WHERE thread_id = ?1"),
             [thread_id],
@@ -671,4 +673,59 @@ mod tests {
         );
         assert!(merged(Vec::new()).is_empty());
     }
+}
+
+fn cache_what(key: &CacheKey) -> String {
+    format!(
+        "cache entry of node `{}` on thread `{}`",
+        key.node, key.thread_id
+    )
+}
+
+pub(crate) fn cache_get(
+    conn: &mut Connection,
+    limit: usize,
+    key: &CacheKey,
+) -> Result<Option<CacheEntry>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT entry FROM stategraph_cache WHERE thread_id = ?1 AND node = ?2 AND input = ?3",
+    )?;
+    let mut rows = stmt.query((&key.thread_id, &key.node, &key.input))?;
+    match rows.next()? {
+        Some(row) => Ok(Some(decode(row, 0, limit, || cache_what(key))?)),
+        None => Ok(None),
+    }
+}
+
+pub(crate) fn cache_put(
+    conn: &mut Connection,
+    limit: usize,
+    key: &CacheKey,
+    entry: &CacheEntry,
+) -> Result<()> {
+    let json = encode(entry, limit, || cache_what(key))?;
+    conn.prepare_cached(
+        "INSERT INTO stategraph_cache (thread_id, node, input, entry) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (thread_id, node, input) DO UPDATE SET entry = excluded.entry",
+    )?
+    .execute((&key.thread_id, &key.node, &key.input, &json))?;
+    Ok(())
+}
+
+pub(crate) fn cache_clear(
+    conn: &mut Connection,
+    thread_id: &str,
+    node: Option<&str>,
+) -> Result<usize> {
+    let removed = match node {
+        Some(node) => conn.execute(
+            "DELETE FROM stategraph_cache WHERE thread_id = ?1 AND node = ?2",
+            (thread_id, node),
+        )?,
+        None => conn.execute(
+            "DELETE FROM stategraph_cache WHERE thread_id = ?1",
+            [thread_id],
+        )?,
+    };
+    Ok(removed)
 }
