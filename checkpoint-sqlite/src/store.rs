@@ -654,27 +654,6 @@ fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::merged;
-
-    #[test]
-    fn merged_ranges_are_sorted_and_disjoint() {
-        assert_eq!(
-            merged(vec![
-                (5, 7),
-                (1, 2),
-                (3, 3),
-                (6, 9),
-                (12, 12),
-                (u64::MAX, u64::MAX)
-            ]),
-            [(1, 3), (5, 9), (12, 12), (u64::MAX, u64::MAX)]
-        );
-        assert!(merged(Vec::new()).is_empty());
-    }
-}
-
 fn cache_what(key: &CacheKey) -> String {
     format!(
         "cache entry of node `{}` on thread `{}`",
@@ -728,4 +707,25 @@ pub(crate) fn cache_clear(
         )?,
     };
     Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merged;
+
+    #[test]
+    fn merged_ranges_are_sorted_and_disjoint() {
+        assert_eq!(
+            merged(vec![
+                (5, 7),
+                (1, 2),
+                (3, 3),
+                (6, 9),
+                (12, 12),
+                (u64::MAX, u64::MAX)
+            ]),
+            [(1, 3), (5, 9), (12, 12), (u64::MAX, u64::MAX)]
+        );
+        assert!(merged(Vec::new()).is_empty());
+    }
 }

@@ -71,18 +71,28 @@ fn fresh(entry: &CacheEntry, seen: &BTreeMap<String, SeenChannel>, now: u64) -> 
             .all(|((a, x), (b, y))| a == b && x.digest == y.digest)
 }
 
+/// The thread as a step is about to run.
+pub(crate) struct Current<'a, S> {
+    pub(crate) thread: &'a str,
+    pub(crate) state: &'a S,
+    pub(crate) versions: &'a Versions,
+}
+
 /// Looks up every cache-enabled task that would otherwise run; a fresh entry turns
 /// the task into `Known::Cached`. Returns a probe per task (`None`: not cached).
 pub(crate) async fn lookup<S: GraphState>(
     g: &Graph<S>,
     store: &dyn NodeCache,
-    thread: &str,
-    state: &S,
-    versions: &Versions,
+    current: Current<'_, S>,
     tasks: &[Task],
     ids: &[String],
     known: &mut [Known<S>],
 ) -> Result<Vec<Option<Probe>>, RunError> {
+    let Current {
+        thread,
+        state,
+        versions,
+    } = current;
     let now = now_ms();
     let mut probes = Vec::with_capacity(tasks.len());
     for (i, task) in tasks.iter().enumerate() {

@@ -970,17 +970,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
         let probes = match &g.cache {
             Some(store) if tasks.iter().any(|t| g.nodes[t.node].cache.is_some()) => {
                 let thread = self.config.thread_id.as_deref().unwrap_or_default();
-                caching::lookup(
-                    g,
-                    &**store,
+                let current = caching::Current {
                     thread,
-                    &self.state,
-                    &self.versions,
-                    tasks,
-                    &ids,
-                    &mut known,
-                )
-                .await?
+                    state: &self.state,
+                    versions: &self.versions,
+                };
+                caching::lookup(g, &**store, current, tasks, &ids, &mut known).await?
             }
             _ => Vec::new(),
         };
