@@ -10,7 +10,7 @@ use stategraph::BoxFuture;
 use stategraph::cache::{CacheEntry, CacheKey, NodeCache};
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, ListOptions, PendingWrite, SaverResult, StoredValue,
+    CheckpointTuple, ListOptions, PendingWrite, SaveOp, SaverResult, StoredValue,
 };
 
 use crate::error::{Failure, SqliteError};
@@ -321,6 +321,12 @@ impl CheckpointSaver for SqliteSaver {
         let (from, to) = (from.to_string(), to.to_string());
         self.run("copy_thread", move |conn, _| {
             store::copy_thread(conn, &from, &to)
+        })
+    }
+
+    fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
+        self.run("put_batch", move |conn, limit| {
+            store::put_batch(conn, limit, ops)
         })
     }
 

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use stategraph::checkpoint::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, ListOptions, PendingWrite, StoredValue, needed_ranges,
+    CheckpointTuple, ListOptions, PendingWrite, SaveOp, StoredValue, needed_ranges,
 };
 
 use stategraph::cache::{CacheEntry, CacheKey};
@@ -339,6 +339,38 @@ pub(crate) fn put(
     conn: &mut Connection,
     limit: usize,
     config: &CheckpointConfig,
+    checkpoint: Checkpoint,
+    metadata: &CheckpointMetadata,
+) -> Result<CheckpointConfig> {
+    let tx = write_tx(conn)?;
+    let stored = put_in(&tx, limit, config, checkpoint, metadata)?;
+    tx.commit()?;
+    Ok(stored)
+}
+
+/// Stores every op in one transaction: all or nothing.
+pub(crate) fn put_batch(conn: &mut Connection, limit: usize, ops: Vec<SaveOp>) -> Result<()> {
+    let tx = write_tx(conn)?;
+    for op in ops {
+        match op {
+            SaveOp::Checkpoint {
+                config,
+                checkpoint,
+                metadata,
+            } => {
+                put_in(&tx, limit, &config, checkpoint, &metadata)?;
+            }
+            SaveOp::Writes { config, writes } => put_writes_in(&tx, limit, &config, &writes)?,
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+fn put_in(
+    tx: &Connection,
+    limit: usize,
+    config: &CheckpointConfig,
     mut checkpoint: Checkpoint,
     metadata: &CheckpointMetadata,
 ) -> Result<CheckpointConfig> {
@@ -368,8 +400,6 @@ pub(crate) fn put(
     let checkpoint_json = encode(&checkpoint, limit, || what.clone())?;
     let metadata_json = encode(metadata, limit, || format!("metadata of {what}"))?;
     let value_channels = encode(&value_channels, limit, || format!("value list of {what}"))?;
-
-    let tx = write_tx(conn)?;
     {
         let mut insert_value = tx.prepare_cached(
             "INSERT OR REPLACE INTO stategraph_values
@@ -399,7 +429,6 @@ pub(crate) fn put(
             &metadata_json,
         ))?;
     }
-    tx.commit()?;
     Ok(CheckpointConfig {
         thread_id: config.thread_id.clone(),
         checkpoint_ns: config.checkpoint_ns.clone(),
@@ -409,6 +438,18 @@ pub(crate) fn put(
 
 pub(crate) fn put_writes(
     conn: &mut Connection,
+    limit: usize,
+    config: &CheckpointConfig,
+    writes: &[PendingWrite],
+) -> Result<()> {
+    let tx = write_tx(conn)?;
+    put_writes_in(&tx, limit, config, writes)?;
+    tx.commit()?;
+    Ok(())
+}
+
+fn put_writes_in(
+    tx: &Connection,
     limit: usize,
     config: &CheckpointConfig,
     writes: &[PendingWrite],
@@ -426,7 +467,6 @@ pub(crate) fn put_writes(
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let tx = write_tx(conn)?;
     {
         // A task's own writes are fixed once stored; a special write (an error or an
         // interrupt) is replaced by the task's latest.
@@ -457,7 +497,6 @@ pub(crate) fn put_writes(
             ))?;
         }
     }
-    tx.commit()?;
     Ok(())
 }
 

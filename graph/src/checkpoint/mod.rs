@@ -11,6 +11,6 @@ pub use memory::{InMemorySaver, needed_ranges, needed_values};
 pub use saver::{CheckpointSaver, SaverResult};
 pub use types::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, ListOptions, PendingWrite, PlannedTask, StepRecord, StoredValue, TaskRecord,
-    new_checkpoint_id, now_rfc3339,
+    CheckpointTuple, ListOptions, PendingWrite, PlannedTask, SaveOp, StepRecord, StoredValue,
+    TaskRecord, new_checkpoint_id, now_rfc3339,
 };

@@ -213,6 +213,27 @@ pub struct PendingWrite {
     pub value: Value,
 }
 
+/// One write of a [`put_batch`](super::CheckpointSaver::put_batch).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SaveOp {
+    /// A [`put`](super::CheckpointSaver::put).
+    Checkpoint {
+        /// The parent, as `put` takes it.
+        config: CheckpointConfig,
+        /// The checkpoint.
+        checkpoint: Checkpoint,
+        /// Its metadata.
+        metadata: CheckpointMetadata,
+    },
+    /// A [`put_writes`](super::CheckpointSaver::put_writes).
+    Writes {
+        /// The checkpoint the writes follow.
+        config: CheckpointConfig,
+        /// The writes.
+        writes: Vec<PendingWrite>,
+    },
+}
+
 /// A checkpoint with everything stored alongside it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckpointTuple {

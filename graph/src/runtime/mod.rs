@@ -22,7 +22,7 @@ pub use snapshot::{StateSnapshot, TaskSnapshot};
 
 use crate::checkpoint::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointSource, CheckpointTuple, PendingWrite, PlannedTask, StepRecord, TaskRecord,
+    CheckpointSource, CheckpointTuple, PendingWrite, PlannedTask, SaveOp, StepRecord, TaskRecord,
     new_checkpoint_id,
 };
 use crate::compile::{Branch, CompiledGraph, Graph};
@@ -220,6 +220,9 @@ struct Persist {
     resumed: HashMap<String, Vec<PendingWrite>>,
     /// Writes waiting for a checkpoint to attach to (`Durability::Exit`).
     buffered: Vec<PendingWrite>,
+    /// Saves waiting for the background saver (`Durability::Async`).
+    queue: Arc<std::sync::Mutex<SaveQueue>>,
+    /// The background saver, while one runs.
     background: Option<tokio::task::JoinHandle<Result<(), CheckpointError>>>,
     durability: config::Durability,
     /// Whether this run changed anything since the last saved checkpoint.
@@ -367,6 +370,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             unsaved: ChangeSet::new(),
             resumed: HashMap::new(),
             buffered: Vec::new(),
+            queue: Arc::default(),
             background: None,
             durability: config.durability,
             dirty: false,
@@ -1414,15 +1418,11 @@ impl<'g, S: GraphState> Loop<'g, S> {
             });
         let config = persist::config_at(&p.thread, Some(id));
         if p.durability == config::Durability::Async {
-            let saver = p.saver.clone();
-            let previous = p.background.take();
-            let parent = parent.clone();
-            p.background = Some(tokio::spawn(async move {
-                if let Some(previous) = previous {
-                    join_background(previous).await?;
-                }
-                saver.put(&parent, checkpoint, metadata).await.map(|_| ())
-            }));
+            p.enqueue(SaveOp::Checkpoint {
+                config: parent.clone(),
+                checkpoint,
+                metadata,
+            });
         } else {
             p.saver.put(&parent, checkpoint, metadata).await?;
         }
@@ -1464,10 +1464,8 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 self.step = self.step.saturating_add(1);
             }
         }
-        if let Some(p) = &mut self.persist
-            && let Some(background) = p.background.take()
-        {
-            join_background(background).await?;
+        if let Some(p) = &mut self.persist {
+            p.flush().await?;
         }
         Ok(())
     }
@@ -1482,6 +1480,75 @@ impl<'g, S: GraphState> Loop<'g, S> {
             let at = persist::config_at(&p.thread, p.parent.clone());
             let writes = std::mem::take(&mut p.buffered);
             p.saver.put_writes(&at, writes).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Saves handed to the background saver, in order.
+#[derive(Default)]
+struct SaveQueue {
+    ops: Vec<SaveOp>,
+    /// Whether a background saver is draining `ops`.
+    active: bool,
+    /// A failed batch: later saves are not attempted (they would leave a gap); the
+    /// error ends the run when it is awaited.
+    failed: Option<CheckpointError>,
+}
+
+fn lock_queue(queue: &std::sync::Mutex<SaveQueue>) -> std::sync::MutexGuard<'_, SaveQueue> {
+    // Nothing panics while holding the lock, so a poisoned queue is still consistent.
+    queue.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Persist {
+    /// Hands a save to the background saver, starting one if none runs. Everything
+    /// queued while a batch is being stored goes into the next batch.
+    fn enqueue(&mut self, op: SaveOp) {
+        {
+            let mut queue = lock_queue(&self.queue);
+            queue.ops.push(op);
+            if queue.active || queue.failed.is_some() {
+                return;
+            }
+            queue.active = true;
+        }
+        let saver = self.saver.clone();
+        let queue = self.queue.clone();
+        self.background = Some(tokio::spawn(async move {
+            loop {
+                let ops = {
+                    let mut q = lock_queue(&queue);
+                    if q.ops.is_empty() {
+                        q.active = false;
+                        return Ok(());
+                    }
+                    std::mem::take(&mut q.ops)
+                };
+                if let Err(e) = saver.put_batch(ops).await {
+                    let mut q = lock_queue(&queue);
+                    q.active = false;
+                    q.failed = Some(e);
+                    return Ok(());
+                }
+            }
+        }));
+    }
+
+    /// Waits for the background saver; returns its error, if a batch failed.
+    async fn flush(&mut self) -> Result<(), CheckpointError> {
+        if let Some(background) = self.background.take() {
+            join_background(background).await?;
+        }
+        let (ops, failed) = {
+            let mut queue = lock_queue(&self.queue);
+            (std::mem::take(&mut queue.ops), queue.failed.take())
+        };
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if !ops.is_empty() {
+            self.saver.put_batch(ops).await?;
         }
         Ok(())
     }
@@ -1513,7 +1580,11 @@ impl<S: GraphState> PersistSink<'_, S> {
             return Ok(());
         }
         let at = persist::config_at(&self.p.thread, self.p.parent.clone());
-        self.p.saver.put_writes(&at, writes).await?;
+        if self.p.durability == config::Durability::Async {
+            self.p.enqueue(SaveOp::Writes { config: at, writes });
+        } else {
+            self.p.saver.put_writes(&at, writes).await?;
+        }
         Ok(())
     }
 }
