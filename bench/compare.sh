@@ -7,12 +7,12 @@
 #   ROUNDS=3 SCENARIOS="chain100 loop10k" bash bench/compare.sh
 #
 # Environment:
-#   LG_BENCH   the LangGraph scenario script (default: ../shared/bench/langgraph/bench.py
-#              beside this repository). It must print one JSON line per scenario with
-#              the field names stategraph-bench uses; see docs/PERFORMANCE.md.
+#   LG_BENCH   the LangGraph scenario script (default: bench/langgraph/bench.py). It
+#              prints one JSON line per scenario with the field names stategraph-bench
+#              uses; see docs/PERFORMANCE.md.
 #   LG_VENV    a Python virtual environment with LangGraph (default ~/.venvs/langgraph);
-#              created when absent, with the versions pinned in LG_PACKAGES.
-#   LG_PACKAGES  what to install there (default: the versions the table was made with).
+#              created when absent from bench/langgraph/requirements.lock.txt (the
+#              versions the table was made with).
 #   ROUNDS     runs per scenario and side (default 5).
 #   SCENARIOS  which scenarios (default: the six of docs/PERFORMANCE.md).
 #   OUT        where the raw JSON lines go (default: a temporary directory, printed).
@@ -20,9 +20,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-LG_BENCH=${LG_BENCH:-$root/../shared/bench/langgraph/bench.py}
+LG_BENCH=${LG_BENCH:-$root/bench/langgraph/bench.py}
 LG_VENV=${LG_VENV:-$HOME/.venvs/langgraph}
-LG_PACKAGES=${LG_PACKAGES:-"langgraph==1.2.22 langgraph-checkpoint==4.3.2 langgraph-checkpoint-sqlite==3.1.2"}
+LG_LOCK=$root/bench/langgraph/requirements.lock.txt
 ROUNDS=${ROUNDS:-5}
 SCENARIOS=${SCENARIOS:-"chain100 loop10k fanout1k chain100_ckpt_mem chain100_ckpt_sqlite state_big"}
 OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/stategraph-compare.XXXXXX")}
@@ -42,8 +42,7 @@ py="$LG_VENV/bin/python"
 if ! "$py" -c 'import langgraph, langgraph.checkpoint.sqlite' 2>/dev/null; then
   echo "==> creating the LangGraph environment in $LG_VENV" >&2
   python3 -m venv "$LG_VENV"
-  # shellcheck disable=SC2086 # one word per package
-  "$LG_VENV/bin/pip" install --quiet $LG_PACKAGES
+  "$LG_VENV/bin/pip" install --quiet -r "$LG_LOCK"
 fi
 
 echo "==> building stategraph-bench (release)" >&2
@@ -63,8 +62,8 @@ for r in $(seq 1 "$ROUNDS"); do
     # with the LangGraph run of their base scenario.
     base=$s
     case $s in
-      chain100_ckpt_sqlite_normal) base=chain100_ckpt_sqlite ;;
-      state_big_async) base=state_big ;;
+      chain100_ckpt_mem_sync) base=chain100_ckpt_mem ;;
+      chain100_ckpt_sqlite_sync | chain100_ckpt_sqlite_normal) base=chain100_ckpt_sqlite ;;
     esac
     if [ "$base" = "$s" ] || [[ " $SCENARIOS " != *" $base "* ]]; then
       "$py" "$LG_BENCH" "$base" >>"$OUT/langgraph.jsonl"
@@ -159,7 +158,11 @@ for name in HEADLINE:
         b = growth(sg[name], "us_per_superstep_by_100_block_in_node")
         if b is not None:
             print(f"| | last 100 steps / first 100 (timed in the node) | - | {fmt(b)} | - | |")
-BASE = {"chain100_ckpt_sqlite_normal": "chain100_ckpt_sqlite", "state_big_async": "state_big"}
+BASE = {
+    "chain100_ckpt_mem_sync": "chain100_ckpt_mem",
+    "chain100_ckpt_sqlite_sync": "chain100_ckpt_sqlite",
+    "chain100_ckpt_sqlite_normal": "chain100_ckpt_sqlite",
+}
 for name in sorted(set(sg) - set(HEADLINE)):
     base = BASE.get(name, name)
     if base not in lg:

@@ -6,6 +6,9 @@
 //! ```
 //!
 //! Every node is a trivial pure function, so the figures are the framework's own cost.
+//! The checkpointed scenarios use `Durability::Async`, as the reference does
+//! (LangGraph's default durability is `async`); the `_sync` extras run them with
+//! stategraph's default, `Durability::Sync`.
 //! Each scenario checks its result (counter, sum, number of checkpoints) so a broken
 //! run cannot look fast. Run one scenario per process: `peak_rss_mib` is the process's
 //! peak resident set (`VmHWM`).
@@ -58,12 +61,11 @@ async fn timed_invokes(
     graph: &CompiledGraph<CounterState>,
     n_invokes: usize,
     steps_per_invoke: u64,
-    thread_prefix: Option<&str>,
+    thread: Option<(&str, Durability)>,
 ) -> Result<Fields, Error> {
-    let config = |name: String| match (thread_prefix, durability_override()) {
-        (Some(_), Some(d)) => RunConfig::new().thread(name).durability(d),
-        (Some(_), None) => RunConfig::new().thread(name),
-        (None, _) => RunConfig::new(),
+    let config = |name: String| match thread {
+        Some((_, d)) => RunConfig::new().thread(name).durability(d),
+        None => RunConfig::new(),
     };
     for w in 0..2 {
         let out = graph
@@ -74,7 +76,7 @@ async fn timed_invokes(
             .await?;
         check(out.values.counter == steps_per_invoke, "warm-up counter")?;
     }
-    let prefix = thread_prefix.unwrap_or("");
+    let prefix = thread.map_or("", |(p, _)| p);
     let t0 = Instant::now();
     let mut last = 0;
     for k in 0..n_invokes {
@@ -105,37 +107,37 @@ async fn sc_chain100() -> Result<Fields, Error> {
     timed_invokes(&graph, 200, 100, None).await
 }
 
-async fn sc_chain100_ckpt_mem() -> Result<Fields, Error> {
+async fn sc_chain100_ckpt_mem(durability: Durability) -> Result<Fields, Error> {
     let saver = Arc::new(InMemorySaver::new());
     let graph = build_chain(
         100,
         CompileOptions::new().shared_checkpointer(saver.clone()),
     )?;
-    let mut r = timed_invokes(&graph, 50, 100, Some("mem")).await?;
+    let mut r = timed_invokes(&graph, 50, 100, Some(("mem", durability))).await?;
     // 52 threads (2 warm-ups), each: the input checkpoint and one per superstep (one
     // checkpoint per thread with `exit` durability).
     let stored = saver.checkpoint_count();
-    let per_thread = match durability_override() {
-        Some(Durability::Exit) => 1,
+    let per_thread = match durability {
+        Durability::Exit => 1,
         _ => 101,
     };
     check(stored == 52 * per_thread, "checkpoints stored")?;
     r.insert("checkpoints_stored".into(), json!(stored));
     r.insert("checkpointer".into(), json!("InMemorySaver"));
-    r.insert(
-        "durability".into(),
-        json!(durability_name(durability_override())),
-    );
+    r.insert("durability".into(), json!(durability_name(durability)));
     Ok(r)
 }
 
-async fn sc_chain100_ckpt_sqlite(synchronous: Synchronous) -> Result<Fields, Error> {
+async fn sc_chain100_ckpt_sqlite(
+    synchronous: Synchronous,
+    durability: Durability,
+) -> Result<Fields, Error> {
     let path = std::env::temp_dir().join(format!("sgbench-{}.sqlite", std::process::id()));
     remove_db(&path);
     let result = async {
         let saver = SqliteSaver::open_with(&path, SqliteOptions::new().synchronous(synchronous))?;
         let graph = build_chain(100, CompileOptions::new().checkpointer(saver.clone()))?;
-        let r = timed_invokes(&graph, 20, 100, Some("sql")).await?;
+        let r = timed_invokes(&graph, 20, 100, Some(("sql", durability))).await?;
         let last = graph
             .get_state(&RunConfig::new().thread("sql-19"))
             .await?
@@ -157,10 +159,7 @@ async fn sc_chain100_ckpt_sqlite(synchronous: Synchronous) -> Result<Fields, Err
         _ => "SqliteSaver::open_with(file in the temp dir, synchronous = NORMAL)",
     };
     r.insert("checkpointer".into(), json!(opened));
-    r.insert(
-        "durability".into(),
-        json!(durability_name(durability_override())),
-    );
+    r.insert("durability".into(), json!(durability_name(durability)));
     Ok(r)
 }
 
@@ -288,8 +287,7 @@ fn append_kib(state: &BigState) -> BigStateUpdate {
         .items(["x".repeat(1024)])
 }
 
-async fn state_big(durability: Option<Durability>) -> Result<Fields, Error> {
-    let durability = durability.or(durability_override());
+async fn state_big(durability: Durability) -> Result<Fields, Error> {
     let steps = 1000;
     let saver = Arc::new(InMemorySaver::new());
     let mut g = StateGraph::<BigState>::new();
@@ -308,10 +306,10 @@ async fn state_big(durability: Option<Durability>) -> Result<Fields, Error> {
         (&append, END),
     );
     let graph = g.compile_with(CompileOptions::new().shared_checkpointer(saver.clone()))?;
-    let mut config = RunConfig::new().thread("big").recursion_limit(1010);
-    if let Some(d) = durability {
-        config = config.durability(d);
-    }
+    let config = RunConfig::new()
+        .thread("big")
+        .recursion_limit(1010)
+        .durability(durability);
     let rss0 = peak_rss_mib();
     STAMPS.lock().unwrap_or_else(|e| e.into_inner()).clear();
     // As the reference does: stream the run's updates and time each one's arrival.
@@ -346,7 +344,7 @@ async fn state_big(durability: Option<Durability>) -> Result<Fields, Error> {
     in_node.push(t_end);
     let checkpoints = saver.checkpoint_count();
     check(
-        checkpoints == steps + 1 || durability == Some(Durability::Exit),
+        checkpoints == steps + 1 || durability == Durability::Exit,
         "checkpoints stored",
     )?;
     Ok(fields(json!({
@@ -386,23 +384,11 @@ fn round1(x: f64) -> f64 {
 
 // ---------------------------------------------------------------- helpers
 
-/// `STATEGRAPH_BENCH_DURABILITY=sync|async|exit` runs the checkpointed scenarios with
-/// that durability instead of the default (`sync`).
-fn durability_override() -> Option<Durability> {
-    match std::env::var("STATEGRAPH_BENCH_DURABILITY").ok()?.as_str() {
-        "sync" => Some(Durability::Sync),
-        "async" => Some(Durability::Async),
-        "exit" => Some(Durability::Exit),
-        _ => None,
-    }
-}
-
-fn durability_name(d: Option<Durability>) -> &'static str {
+fn durability_name(d: Durability) -> &'static str {
     match d {
-        None => "sync (default)",
-        Some(Durability::Sync) => "sync",
-        Some(Durability::Async) => "async",
-        Some(Durability::Exit) => "exit",
+        Durability::Sync => "sync",
+        Durability::Async => "async",
+        Durability::Exit => "exit",
     }
 }
 
@@ -454,11 +440,12 @@ const SCENARIOS: &[&str] = &[
     "chain100_ckpt_mem",
     "chain100_ckpt_sqlite",
     "state_big",
-    // extras: the SQLite saver without a flush per commit, and state_big with an
-    // explicit durability mode
+    // extras: stategraph's default durability (sync), the SQLite saver without a
+    // flush per commit, and state_big with the other durability modes
+    "chain100_ckpt_mem_sync",
+    "chain100_ckpt_sqlite_sync",
     "chain100_ckpt_sqlite_normal",
     "state_big_sync",
-    "state_big_async",
     "state_big_exit",
 ];
 
@@ -467,13 +454,20 @@ async fn run(name: &str) -> Result<Fields, Error> {
         "chain100" => sc_chain100().await,
         "loop10k" => sc_loop10k().await,
         "fanout1k" => sc_fanout1k().await,
-        "chain100_ckpt_mem" => sc_chain100_ckpt_mem().await,
-        "chain100_ckpt_sqlite" => sc_chain100_ckpt_sqlite(Synchronous::Full).await,
-        "chain100_ckpt_sqlite_normal" => sc_chain100_ckpt_sqlite(Synchronous::Normal).await,
-        "state_big" => state_big(None).await,
-        "state_big_sync" => state_big(Some(Durability::Sync)).await,
-        "state_big_async" => state_big(Some(Durability::Async)).await,
-        "state_big_exit" => state_big(Some(Durability::Exit)).await,
+        "chain100_ckpt_mem" => sc_chain100_ckpt_mem(Durability::Async).await,
+        "chain100_ckpt_mem_sync" => sc_chain100_ckpt_mem(Durability::Sync).await,
+        "chain100_ckpt_sqlite" => {
+            sc_chain100_ckpt_sqlite(Synchronous::Full, Durability::Async).await
+        }
+        "chain100_ckpt_sqlite_sync" => {
+            sc_chain100_ckpt_sqlite(Synchronous::Full, Durability::Sync).await
+        }
+        "chain100_ckpt_sqlite_normal" => {
+            sc_chain100_ckpt_sqlite(Synchronous::Normal, Durability::Async).await
+        }
+        "state_big" => state_big(Durability::Async).await,
+        "state_big_sync" => state_big(Durability::Sync).await,
+        "state_big_exit" => state_big(Durability::Exit).await,
         other => Err(format!("unknown scenario `{other}`").into()),
     }
 }
