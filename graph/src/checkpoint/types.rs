@@ -214,6 +214,9 @@ pub struct PendingWrite {
 }
 
 /// One write of a [`put_batch`](super::CheckpointSaver::put_batch).
+// Ops live briefly in a queue and are consumed once; boxing the checkpoint would cost
+// an allocation per save to shrink a short-lived `Vec`.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum SaveOp {
     /// A [`put`](super::CheckpointSaver::put).
