@@ -125,6 +125,8 @@ pub enum StreamEvent<S: GraphState> {
         /// `goto:<node>`, `join:<a>+<b>`, or `resume`. Empty for tasks restored from a
         /// checkpoint.
         triggers: Vec<String>,
+        /// Whether the node cache will serve it instead of running the node.
+        cached: bool,
     },
     /// `TASKS`: a task ended.
     TaskResult {
@@ -225,6 +227,7 @@ impl<S: GraphState + fmt::Debug> fmt::Debug for StreamEvent<S> {
                 node,
                 input,
                 triggers,
+                cached,
             } => f
                 .debug_struct("TaskStart")
                 .field("step", step)
@@ -232,6 +235,7 @@ impl<S: GraphState + fmt::Debug> fmt::Debug for StreamEvent<S> {
                 .field("node", node)
                 .field("input", input)
                 .field("triggers", triggers)
+                .field("cached", cached)
                 .finish(),
             StreamEvent::TaskResult {
                 step,

@@ -348,10 +348,12 @@ async fn cache_hits_are_marked_in_updates_and_task_events() {
         &cfg,
         StreamMode::UPDATES | StreamMode::TASKS,
     );
+    let mut starts = Vec::new();
     let mut updates = Vec::new();
     let mut results = Vec::new();
     while let Some(event) = events.next().await {
         match event.unwrap() {
+            StreamEvent::TaskStart { node, cached, .. } => starts.push((node, cached)),
             StreamEvent::Updates { node, cached, .. } => updates.push((node, cached)),
             StreamEvent::TaskResult { node, cached, .. } => results.push((node, cached)),
             _ => {}
@@ -362,6 +364,7 @@ async fn cache_hits_are_marked_in_updates_and_task_events() {
         ("format".to_string(), false),
         ("summarize".to_string(), true),
     ];
+    assert_eq!(starts, expected);
     assert_eq!(updates, expected);
     assert_eq!(results, expected);
 }

@@ -140,6 +140,7 @@ fn render<S: GraphState>(
             node,
             input,
             triggers,
+            ..
         } => format!(
             "task_start step={step} id={id} node={node} input={} triggers=[{}]",
             input

@@ -997,7 +997,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             .collect();
         let answered: Vec<usize> = resume.iter().map(|r| r.len()).collect();
         if let Some(em) = &self.emitter {
-            for (task, id) in tasks.iter().zip(&ids) {
+            for (i, (task, id)) in tasks.iter().zip(&ids).enumerate() {
                 let node = g.nodes[task.node].name.to_string();
                 let input = match &task.payload {
                     Some(p) => {
@@ -1016,6 +1016,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     node: node.clone(),
                     input: input.clone(),
                     triggers: triggers.clone(),
+                    cached: cached[i],
                 })
                 .await;
             }
