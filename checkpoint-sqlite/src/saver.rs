@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 use stategraph::BoxFuture;
+use stategraph::cache::{CacheEntry, CacheKey, NodeCache};
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, ListOptions, LocalThreadLocks, PendingWrite, SaverResult, StoredValue,
+    CheckpointTuple, ListOptions, LocalThreadLocks, PendingWrite, SaveOp, SaverResult, StoredValue,
     ThreadInfo, ThreadLock,
 };
 
@@ -337,6 +338,12 @@ impl CheckpointSaver for SqliteSaver {
         })
     }
 
+    fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
+        self.run("put_batch", move |conn, limit| {
+            store::put_batch(conn, limit, ops)
+        })
+    }
+
     fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
         let thread_id = thread_id.to_string();
         self.run("prune", move |conn, limit| {
@@ -357,5 +364,35 @@ impl CheckpointSaver for SqliteSaver {
             Some(path) => Box::pin(lock::lock_file(path.clone(), thread_id.to_string(), wait)),
             None => Box::pin(self.local_locks.lock(thread_id, wait)),
         }
+    }
+}
+
+/// Cache entries live in the same file, in `stategraph_cache`, so a restarted process
+/// reuses the nodes' recorded runs; `delete_thread` removes a thread's entries too.
+impl NodeCache for SqliteSaver {
+    fn get<'a>(&'a self, key: &'a CacheKey) -> BoxFuture<'a, SaverResult<Option<CacheEntry>>> {
+        let key = key.clone();
+        self.run("cache get", move |conn, limit| {
+            store::cache_get(conn, limit, &key)
+        })
+    }
+
+    fn put<'a>(&'a self, key: &'a CacheKey, entry: CacheEntry) -> BoxFuture<'a, SaverResult<()>> {
+        let key = key.clone();
+        self.run("cache put", move |conn, limit| {
+            store::cache_put(conn, limit, &key, &entry)
+        })
+    }
+
+    fn clear<'a>(
+        &'a self,
+        thread_id: &'a str,
+        node: Option<&'a str>,
+    ) -> BoxFuture<'a, SaverResult<usize>> {
+        let thread_id = thread_id.to_string();
+        let node = node.map(str::to_string);
+        self.run("cache clear", move |conn, _| {
+            store::cache_clear(conn, &thread_id, node.as_deref())
+        })
     }
 }

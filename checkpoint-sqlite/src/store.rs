@@ -14,8 +14,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use stategraph::checkpoint::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, ListOptions, PendingWrite, StoredValue, ThreadInfo, needed_ranges,
+    CheckpointTuple, ListOptions, PendingWrite, SaveOp, StoredValue, ThreadInfo, needed_ranges,
 };
+
+use stategraph::cache::{CacheEntry, CacheKey};
 
 use crate::error::{Failure, SqliteError};
 
@@ -337,6 +339,38 @@ pub(crate) fn put(
     conn: &mut Connection,
     limit: usize,
     config: &CheckpointConfig,
+    checkpoint: Checkpoint,
+    metadata: &CheckpointMetadata,
+) -> Result<CheckpointConfig> {
+    let tx = write_tx(conn)?;
+    let stored = put_in(&tx, limit, config, checkpoint, metadata)?;
+    tx.commit()?;
+    Ok(stored)
+}
+
+/// Stores every op in one transaction: all or nothing.
+pub(crate) fn put_batch(conn: &mut Connection, limit: usize, ops: Vec<SaveOp>) -> Result<()> {
+    let tx = write_tx(conn)?;
+    for op in ops {
+        match op {
+            SaveOp::Checkpoint {
+                config,
+                checkpoint,
+                metadata,
+            } => {
+                put_in(&tx, limit, &config, checkpoint, &metadata)?;
+            }
+            SaveOp::Writes { config, writes } => put_writes_in(&tx, limit, &config, &writes)?,
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+fn put_in(
+    tx: &Connection,
+    limit: usize,
+    config: &CheckpointConfig,
     mut checkpoint: Checkpoint,
     metadata: &CheckpointMetadata,
 ) -> Result<CheckpointConfig> {
@@ -366,8 +400,6 @@ pub(crate) fn put(
     let checkpoint_json = encode(&checkpoint, limit, || what.clone())?;
     let metadata_json = encode(metadata, limit, || format!("metadata of {what}"))?;
     let value_channels = encode(&value_channels, limit, || format!("value list of {what}"))?;
-
-    let tx = write_tx(conn)?;
     {
         let mut insert_value = tx.prepare_cached(
             "INSERT OR REPLACE INTO stategraph_values
@@ -397,7 +429,6 @@ pub(crate) fn put(
             &metadata_json,
         ))?;
     }
-    tx.commit()?;
     Ok(CheckpointConfig {
         thread_id: config.thread_id.clone(),
         checkpoint_ns: config.checkpoint_ns.clone(),
@@ -407,6 +438,18 @@ pub(crate) fn put(
 
 pub(crate) fn put_writes(
     conn: &mut Connection,
+    limit: usize,
+    config: &CheckpointConfig,
+    writes: &[PendingWrite],
+) -> Result<()> {
+    let tx = write_tx(conn)?;
+    put_writes_in(&tx, limit, config, writes)?;
+    tx.commit()?;
+    Ok(())
+}
+
+fn put_writes_in(
+    tx: &Connection,
     limit: usize,
     config: &CheckpointConfig,
     writes: &[PendingWrite],
@@ -424,7 +467,6 @@ pub(crate) fn put_writes(
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let tx = write_tx(conn)?;
     {
         // A task's own writes are fixed once stored; a special write (an error or an
         // interrupt) is replaced by the task's latest.
@@ -455,7 +497,6 @@ pub(crate) fn put_writes(
             ))?;
         }
     }
-    tx.commit()?;
     Ok(())
 }
 
@@ -569,7 +610,7 @@ const TABLES: [&str; 3] = [
 
 pub(crate) fn delete_thread(conn: &mut Connection, thread_id: &str) -> Result<()> {
     let tx = write_tx(conn)?;
-    for table in TABLES {
+    for table in TABLES.iter().chain(&["stategraph_cache"]) {
         tx.execute(
             &format!("DELETE FROM {table} WHERE thread_id = ?1"),
             [thread_id],
@@ -707,6 +748,61 @@ fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
         }
     }
     out
+}
+
+fn cache_what(key: &CacheKey) -> String {
+    format!(
+        "cache entry of node `{}` on thread `{}`",
+        key.node, key.thread_id
+    )
+}
+
+pub(crate) fn cache_get(
+    conn: &mut Connection,
+    limit: usize,
+    key: &CacheKey,
+) -> Result<Option<CacheEntry>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT entry FROM stategraph_cache WHERE thread_id = ?1 AND node = ?2 AND input = ?3",
+    )?;
+    let mut rows = stmt.query((&key.thread_id, &key.node, &key.input))?;
+    match rows.next()? {
+        Some(row) => Ok(Some(decode(row, 0, limit, || cache_what(key))?)),
+        None => Ok(None),
+    }
+}
+
+pub(crate) fn cache_put(
+    conn: &mut Connection,
+    limit: usize,
+    key: &CacheKey,
+    entry: &CacheEntry,
+) -> Result<()> {
+    let json = encode(entry, limit, || cache_what(key))?;
+    conn.prepare_cached(
+        "INSERT INTO stategraph_cache (thread_id, node, input, entry) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (thread_id, node, input) DO UPDATE SET entry = excluded.entry",
+    )?
+    .execute((&key.thread_id, &key.node, &key.input, &json))?;
+    Ok(())
+}
+
+pub(crate) fn cache_clear(
+    conn: &mut Connection,
+    thread_id: &str,
+    node: Option<&str>,
+) -> Result<usize> {
+    let removed = match node {
+        Some(node) => conn.execute(
+            "DELETE FROM stategraph_cache WHERE thread_id = ?1 AND node = ?2",
+            (thread_id, node),
+        )?,
+        None => conn.execute(
+            "DELETE FROM stategraph_cache WHERE thread_id = ?1",
+            [thread_id],
+        )?,
+    };
+    Ok(removed)
 }
 
 #[cfg(test)]

@@ -586,6 +586,7 @@ async fn stream_run(
                 step,
                 node,
                 updates,
+                ..
             } => {
                 let mut written = BTreeSet::new();
                 for update in &updates {

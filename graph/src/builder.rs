@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::cache::CachePolicy;
 use crate::compile::{BuildError, CompileOptions, CompiledGraph};
 use crate::node::PayloadCodec;
 use crate::node::{
@@ -9,7 +10,7 @@ use crate::node::{
     TaskInput,
 };
 use crate::retry::RetryPolicy;
-use crate::state::GraphState;
+use crate::state::{ChannelKey, GraphState};
 
 /// One end of an edge.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -188,6 +189,8 @@ pub(crate) struct NodeSpec<S: GraphState> {
     pub(crate) runner: Runner<S>,
     pub(crate) takes_state: bool,
     pub(crate) payload_codec: Option<PayloadCodec>,
+    /// Declared reads (channel indices); `None`: every channel.
+    pub(crate) reads: Option<&'static [usize]>,
 }
 
 pub(crate) struct BranchSpec<S> {
@@ -237,6 +240,8 @@ pub struct StateGraph<S: GraphState> {
     pub(crate) branches: Vec<BranchSpec<S>>,
     /// Retry policies in declaration order.
     pub(crate) retry: Vec<(Endpoint, RetryPolicy)>,
+    pub(crate) cache: Vec<(Endpoint, CachePolicy)>,
+    pub(crate) reads: Vec<(Endpoint, usize)>,
 }
 
 impl<S: GraphState> Default for StateGraph<S> {
@@ -253,6 +258,8 @@ impl<S: GraphState> StateGraph<S> {
             edges: Vec::new(),
             branches: Vec::new(),
             retry: Vec::new(),
+            cache: Vec::new(),
+            reads: Vec::new(),
         }
     }
 
@@ -261,11 +268,13 @@ impl<S: GraphState> StateGraph<S> {
         let name = node.node_name();
         let takes_state = std::any::TypeId::of::<N::Input>() == std::any::TypeId::of::<S>();
         let payload_codec = node.payload_codec();
+        let reads = node.declared_reads();
         self.nodes.push(NodeSpec {
             name,
             runner: node.into_runner(),
             takes_state,
             payload_codec,
+            reads,
         });
         self
     }
@@ -298,6 +307,7 @@ impl<S: GraphState> StateGraph<S> {
             runner,
             takes_state: true,
             payload_codec: None,
+            reads: None,
         });
         NodeHandle::new(name)
     }
@@ -351,6 +361,72 @@ impl<S: GraphState> StateGraph<S> {
     pub fn retry(&mut self, node: impl IntoSources<S>, policy: RetryPolicy) -> &mut Self {
         for endpoint in node.into_sources() {
             self.retry.push((endpoint, policy.clone()));
+        }
+        self
+    }
+
+    /// Reuses `node`'s recorded writes instead of calling it while its inputs are
+    /// unchanged (see [`cache`](crate::cache)); the graph needs a cache store
+    /// ([`CompileOptions::cache`]).
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    /// use stategraph::cache::{CachePolicy, InMemoryCache};
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Doc {
+    ///     text: String,
+    ///     words: usize,
+    /// }
+    ///
+    /// #[node(reads(text))]
+    /// fn count(doc: &Doc) -> DocUpdate {
+    ///     Doc::update().words(doc.text.split_whitespace().count())
+    /// }
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let graph = StateGraph::<Doc>::new()
+    ///     .add_node(count)
+    ///     .add_edge(START, count)
+    ///     .cache(count, CachePolicy::new())
+    ///     .compile_with(CompileOptions::new().cache(InMemoryCache::new()))?;
+    /// let thread = RunConfig::new().thread("doc");
+    /// graph.invoke_blocking(Doc::update().text("a b c"), &thread)?;
+    /// // The same text again: `count` is served from the cache.
+    /// let again = graph.invoke_blocking(Doc::update().text("a b c"), &thread)?;
+    /// assert_eq!(again.values.words, 3);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn cache(&mut self, node: impl IntoSources<S>, policy: CachePolicy) -> &mut Self {
+        for endpoint in node.into_sources() {
+            self.cache.push((endpoint, policy.clone()));
+        }
+        self
+    }
+
+    /// Declares that `node` reads the channel `key` (call once per channel): what its
+    /// cache watches. A node that declares nothing, here or with
+    /// `#[node(reads(..))]`, reads every channel, so any change makes it stale.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Doc {
+    ///     text: String,
+    ///     words: usize,
+    /// }
+    ///
+    /// let mut g = StateGraph::<Doc>::new();
+    /// let count = g.add_node_fn("count", |d: &Doc| {
+    ///     Doc::update().words(d.text.split_whitespace().count())
+    /// });
+    /// g.reads(&count, Doc::TEXT);
+    /// ```
+    pub fn reads<T>(&mut self, node: impl IntoSources<S>, key: ChannelKey<S, T>) -> &mut Self {
+        for endpoint in node.into_sources() {
+            self.reads.push((endpoint, key.index()));
         }
         self
     }

@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::builder::{Endpoint, Router, StateGraph};
+use crate::cache::{CachePolicy, NodeCache};
 use crate::checkpoint::CheckpointSaver;
 use crate::node::{PayloadCodec, Runner};
 use crate::retry::RetryPolicy;
@@ -100,6 +101,21 @@ pub enum BuildProblem {
         /// The name.
         name: String,
     },
+    /// A cache policy or declared reads for a node that was never added.
+    #[error("cache policy or reads for `{name}`, which is not a node of this graph")]
+    UnknownCacheNode {
+        /// The name.
+        name: String,
+    },
+    /// Nodes have cache policies but the graph has no cache store.
+    #[error(
+        "`{name}` has a cache policy but the graph has no cache store: compile with \
+         `CompileOptions::cache(..)` (e.g. `InMemoryCache::new()` or a durable saver)"
+    )]
+    MissingCacheStore {
+        /// The first such node.
+        name: String,
+    },
 }
 
 /// The graph could not be compiled; `problems` lists everything found.
@@ -143,6 +159,9 @@ pub(crate) struct CompiledNode<S: GraphState> {
     pub(crate) joins: Vec<usize>,
     pub(crate) retry: Option<RetryPolicy>,
     pub(crate) takes_state: bool,
+    pub(crate) cache: Option<CachePolicy>,
+    /// The channels it reads (declared, else every channel), by index.
+    pub(crate) reads: Vec<usize>,
 }
 
 pub(crate) struct Graph<S: GraphState> {
@@ -154,6 +173,7 @@ pub(crate) struct Graph<S: GraphState> {
     pub(crate) joins: Vec<Join>,
     pub(crate) topology: Topology,
     pub(crate) saver: Option<Arc<dyn CheckpointSaver>>,
+    pub(crate) cache: Option<Arc<dyn NodeCache>>,
     pub(crate) migrations: HashMap<String, Migration>,
     /// Static breakpoints (node indices).
     pub(crate) interrupt_before: Vec<usize>,
@@ -172,6 +192,7 @@ pub type Migration = Arc<
 #[derive(Clone, Default)]
 pub struct CompileOptions {
     pub(crate) saver: Option<Arc<dyn CheckpointSaver>>,
+    pub(crate) cache: Option<Arc<dyn NodeCache>>,
     pub(crate) migrations: HashMap<String, Migration>,
     pub(crate) interrupt_before: Vec<Arc<str>>,
     pub(crate) interrupt_after: Vec<Arc<str>>,
@@ -237,12 +258,28 @@ impl CompileOptions {
         self.saver = Some(saver);
         self
     }
+
+    /// Where nodes with a [`CachePolicy`] keep their recorded runs
+    /// ([`InMemoryCache`](crate::cache::InMemoryCache), or a durable saver).
+    #[must_use]
+    pub fn cache(mut self, store: impl NodeCache) -> Self {
+        self.cache = Some(Arc::new(store));
+        self
+    }
+
+    /// Like [`cache`](Self::cache), with a store the caller keeps a handle to.
+    #[must_use]
+    pub fn shared_cache(mut self, store: Arc<dyn NodeCache>) -> Self {
+        self.cache = Some(store);
+        self
+    }
 }
 
 impl fmt::Debug for CompileOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CompileOptions")
             .field("checkpointer", &self.saver.is_some())
+            .field("cache", &self.cache.is_some())
             .field("migrations", &self.migrations.keys().collect::<Vec<_>>())
             .finish()
     }
@@ -380,6 +417,45 @@ pub(crate) fn compile<S: GraphState>(
             joins: Vec::new(),
             retry: None,
             takes_state: n.takes_state,
+            cache: None,
+            reads: n
+                .reads
+                .map_or_else(|| (0..S::CHANNELS.len()).collect(), <[usize]>::to_vec),
+        });
+    }
+    let mut declared: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (endpoint, channel) in &spec.reads {
+        match endpoint {
+            Endpoint::Node(name) if index.contains_key(name) => {
+                declared.entry(index[name]).or_default().push(*channel);
+            }
+            other => problems.push(BuildProblem::UnknownCacheNode {
+                name: other.to_string(),
+            }),
+        }
+    }
+    for (i, mut channels) in declared {
+        channels.extend(spec.nodes[unique[i]].reads.into_iter().flatten());
+        channels.sort_unstable();
+        channels.dedup();
+        nodes[i].reads = channels;
+    }
+    for (endpoint, policy) in &spec.cache {
+        match endpoint {
+            Endpoint::Node(name) if index.contains_key(name) => {
+                let i = index[name];
+                nodes[i].cache = Some(policy.clone());
+            }
+            other => problems.push(BuildProblem::UnknownCacheNode {
+                name: other.to_string(),
+            }),
+        }
+    }
+    if options.cache.is_none()
+        && let Some(n) = nodes.iter().find(|n| n.cache.is_some())
+    {
+        problems.push(BuildProblem::MissingCacheStore {
+            name: n.name.to_string(),
         });
     }
     for (endpoint, policy) in &spec.retry {
@@ -550,6 +626,7 @@ pub(crate) fn compile<S: GraphState>(
             joins,
             topology,
             saver: options.saver,
+            cache: options.cache,
             migrations: options.migrations,
             interrupt_before,
             interrupt_after,

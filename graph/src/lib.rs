@@ -5,6 +5,7 @@
 )]
 
 pub mod builder;
+pub mod cache;
 pub mod checkpoint;
 pub mod compile;
 mod mermaid;

@@ -400,6 +400,7 @@ pub struct NodeDef<S: GraphState, I = S> {
     name: &'static str,
     run: NodeFn<S, I>,
     payload_codec: fn() -> Option<PayloadCodec>,
+    reads: Option<&'static [usize]>,
 }
 
 impl<S: GraphState, I> NodeDef<S, I> {
@@ -414,7 +415,20 @@ impl<S: GraphState, I> NodeDef<S, I> {
             name,
             run,
             payload_codec,
+            reads: None,
         }
+    }
+
+    /// Used by `#[node(reads(..))]`: the indices of the channels the node reads.
+    #[doc(hidden)]
+    pub const fn __with_reads(mut self, reads: &'static [usize]) -> Self {
+        self.reads = Some(reads);
+        self
+    }
+
+    /// The channels the node declared it reads (`#[node(reads(..))]`), by index.
+    pub const fn reads(&self) -> Option<&'static [usize]> {
+        self.reads
     }
 
     /// The node's name.
@@ -518,11 +532,21 @@ pub trait Node<S: GraphState>: NodeRef<S> {
     fn payload_codec(&self) -> Option<PayloadCodec> {
         None
     }
+
+    /// The channels the node reads, by index, when it declared them; `None`: all.
+    #[doc(hidden)]
+    fn declared_reads(&self) -> Option<&'static [usize]> {
+        None
+    }
 }
 
 impl<S: GraphState, I: Any + Send + Sync> Node<S> for NodeDef<S, I> {
     fn payload_codec(&self) -> Option<PayloadCodec> {
         (self.payload_codec)()
+    }
+
+    fn declared_reads(&self) -> Option<&'static [usize]> {
+        self.reads
     }
 
     fn into_runner(self) -> Runner<S> {

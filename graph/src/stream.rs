@@ -108,6 +108,8 @@ pub enum StreamEvent<S: GraphState> {
         node: String,
         /// Its updates, in emission order.
         updates: Vec<S::Update>,
+        /// Whether they were reused from the node cache instead of running the node.
+        cached: bool,
     },
     /// `TASKS`: a task is starting.
     TaskStart {
@@ -123,6 +125,8 @@ pub enum StreamEvent<S: GraphState> {
         /// `goto:<node>`, `join:<a>+<b>`, or `resume`. Empty for tasks restored from a
         /// checkpoint.
         triggers: Vec<String>,
+        /// Whether the node cache will serve it instead of running the node.
+        cached: bool,
     },
     /// `TASKS`: a task ended.
     TaskResult {
@@ -140,6 +144,8 @@ pub enum StreamEvent<S: GraphState> {
         interrupts: Vec<Interrupt>,
         /// Whether its outcome came from writes saved by an earlier run.
         resumed: bool,
+        /// Whether its updates were reused from the node cache instead of running it.
+        cached: bool,
     },
     /// `CHECKPOINTS`: a checkpoint was saved.
     Checkpoint {
@@ -207,11 +213,13 @@ impl<S: GraphState + fmt::Debug> fmt::Debug for StreamEvent<S> {
                 step,
                 node,
                 updates,
+                cached,
             } => f
                 .debug_struct("Updates")
                 .field("step", step)
                 .field("node", node)
                 .field("updates", updates)
+                .field("cached", cached)
                 .finish(),
             StreamEvent::TaskStart {
                 step,
@@ -219,6 +227,7 @@ impl<S: GraphState + fmt::Debug> fmt::Debug for StreamEvent<S> {
                 node,
                 input,
                 triggers,
+                cached,
             } => f
                 .debug_struct("TaskStart")
                 .field("step", step)
@@ -226,6 +235,7 @@ impl<S: GraphState + fmt::Debug> fmt::Debug for StreamEvent<S> {
                 .field("node", node)
                 .field("input", input)
                 .field("triggers", triggers)
+                .field("cached", cached)
                 .finish(),
             StreamEvent::TaskResult {
                 step,
@@ -235,6 +245,7 @@ impl<S: GraphState + fmt::Debug> fmt::Debug for StreamEvent<S> {
                 result,
                 interrupts,
                 resumed,
+                cached,
             } => f
                 .debug_struct("TaskResult")
                 .field("step", step)
@@ -244,6 +255,7 @@ impl<S: GraphState + fmt::Debug> fmt::Debug for StreamEvent<S> {
                 .field("result", result)
                 .field("interrupts", interrupts)
                 .field("resumed", resumed)
+                .field("cached", cached)
                 .finish(),
             StreamEvent::Checkpoint {
                 config,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointSource,
-    ListOptions, PendingWrite, StoredValue, new_checkpoint_id, now_rfc3339,
+    ListOptions, PendingWrite, SaveOp, StoredValue, new_checkpoint_id, now_rfc3339,
 };
 
 fn tag() -> String {
@@ -91,6 +91,7 @@ pub async fn run_all(saver: &dyn CheckpointSaver) {
     list_filters(saver).await;
     pending_writes(saver).await;
     special_writes_replace(saver).await;
+    put_batch(saver).await;
     channel_history(saver).await;
     list_threads(saver).await;
     delete_thread(saver).await;
@@ -231,6 +232,65 @@ fn write(task: &str, idx: u32, value: serde_json::Value) -> PendingWrite {
         channel: "update".into(),
         value,
     }
+}
+
+/// A batch stores its checkpoints and writes as the matching calls would, in order:
+/// writes for a checkpoint put earlier in the same batch, idempotent writes, and a
+/// chain of checkpoints whose latest is the batch's last.
+pub async fn put_batch(saver: &dyn CheckpointSaver) {
+    let thread = format!("batch-{}", tag());
+    let first = checkpoint(1);
+    let second = checkpoint(2);
+    let root = CheckpointConfig::thread(&thread);
+    let first_at = root.clone().at(&first.id);
+    let second_at = root.clone().at(&second.id);
+    saver
+        .put_batch(vec![
+            SaveOp::Checkpoint {
+                config: root.clone(),
+                checkpoint: first.clone(),
+                metadata: metadata(CheckpointSource::Input, -1),
+            },
+            SaveOp::Writes {
+                config: first_at.clone(),
+                writes: vec![write("t1", 0, json!("a"))],
+            },
+            SaveOp::Writes {
+                config: first_at.clone(),
+                writes: vec![write("t1", 0, json!("ignored")), write("t1", 1, json!("b"))],
+            },
+            SaveOp::Checkpoint {
+                config: first_at.clone(),
+                checkpoint: second.clone(),
+                metadata: metadata(CheckpointSource::Loop, 0),
+            },
+        ])
+        .await
+        .expect("put_batch");
+    let latest = saver.get_tuple(&root).await.expect("get").expect("stored");
+    assert_eq!(latest.config, second_at);
+    assert_eq!(latest.parent_config.as_ref(), Some(&first_at));
+    assert_eq!(latest.checkpoint, second);
+    let parent = saver
+        .get_tuple(&first_at)
+        .await
+        .expect("get")
+        .expect("stored");
+    let mut writes: Vec<(u32, serde_json::Value)> = parent
+        .pending_writes
+        .iter()
+        .map(|w| (w.idx, w.value.clone()))
+        .collect();
+    writes.sort_by_key(|w| w.0);
+    assert_eq!(writes, [(0, json!("a")), (1, json!("b"))]);
+    assert_eq!(
+        saver
+            .list(&root, &ListOptions::new())
+            .await
+            .expect("list")
+            .len(),
+        2
+    );
 }
 
 /// Pending writes come back with their checkpoint, are idempotent per (task, index),

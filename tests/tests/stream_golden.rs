@@ -132,6 +132,7 @@ fn render<S: GraphState>(
             step,
             node,
             updates: us,
+            ..
         } => format!("updates step={step} node={node} {}", updates::<S>(us)),
         StreamEvent::TaskStart {
             step,
@@ -139,6 +140,7 @@ fn render<S: GraphState>(
             node,
             input,
             triggers,
+            ..
         } => format!(
             "task_start step={step} id={id} node={node} input={} triggers=[{}]",
             input
@@ -154,6 +156,7 @@ fn render<S: GraphState>(
             result,
             interrupts,
             resumed,
+            ..
         } => format!(
             "task_result step={step} id={id} node={node} error={} result={} interrupts={} resumed={resumed}",
             error.as_deref().unwrap_or("-"),

@@ -37,6 +37,7 @@ fn describe(e: &StreamEvent<S>) -> String {
             step,
             node,
             updates,
+            ..
         } => format!("updates@{step}:{node}:{}", updates.len()),
         StreamEvent::TaskStart { step, node, .. } => format!("start@{step}:{node}"),
         StreamEvent::TaskResult {

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use stategraph::checkpoint::{CheckpointSource, InMemorySaver, ListOptions};
 use stategraph::prelude::*;
-use stategraph::runtime::METADATA_STEPS;
 
 #[derive(GraphState, Clone, Debug, Default, PartialEq)]
 struct Doc {
@@ -195,24 +194,24 @@ async fn checkpoint_metadata_records_what_ran_on_what_and_where_it_went() {
         .await
         .unwrap();
     let after_review = history.iter().find(|s| s.metadata.step == 1).unwrap();
-    let steps = after_review.metadata.extra[METADATA_STEPS]
-        .as_array()
-        .unwrap();
+    let steps = &after_review.metadata.steps;
     assert_eq!(steps.len(), 1);
     let step = &steps[0];
-    assert_eq!(step["step"], 1);
+    assert_eq!(step.step, 1);
     assert_eq!(
-        step["input_versions"]["log"], 1,
+        step.input_versions["log"], 1,
         "review read `log` as `draft` left it"
     );
-    let task = &step["tasks"][0];
-    assert_eq!(task["node"], "review");
-    assert_eq!(task["wrote"], true);
-    assert_eq!(task["cached"], false);
-    assert_eq!(task["routed_to"], serde_json::json!(["publish"]));
-    assert!(task["duration_us"].is_u64());
+    let task = &step.tasks[0];
+    assert_eq!(task.node, "review");
+    assert!(task.wrote);
+    assert!(!task.cached);
+    assert_eq!(task.routed_to, ["publish"]);
+    // Stored under `steps` in the metadata's JSON.
+    let json = serde_json::to_value(&after_review.metadata).unwrap();
+    assert_eq!(json["steps"][0]["tasks"][0]["node"], "review");
     let input = history.iter().find(|s| s.metadata.step == -1).unwrap();
-    assert!(input.metadata.extra.get(METADATA_STEPS).is_none());
+    assert!(input.metadata.steps.is_empty());
 }
 
 #[tokio::test]

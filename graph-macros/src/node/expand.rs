@@ -2,6 +2,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 use super::ast::NodeFn;
@@ -60,15 +61,32 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
             quote!(Sync),
         )
     };
+    let def = quote! {
+        #p::NodeDef::__new(
+            #name,
+            #p::NodeFn::#kind(#ident::__sg_run),
+            #ident::__sg_payload_codec,
+        )
+    };
+    // Each read field names the state's typed key, spanned at the field as written,
+    // so a field the state does not have is an error there.
+    let def = match &options.reads {
+        Some(fields) => {
+            let keys = fields.iter().map(|f| {
+                let key = syn::Ident::new(&f.unraw().to_string().to_uppercase(), f.span());
+                quote!(<#state>::#key.index())
+            });
+            quote! {{
+                const __SG_READS: &[usize] = &[#(#keys),*];
+                #def.__with_reads(__SG_READS)
+            }}
+        }
+        None => def,
+    };
     let constant = quote! {
         #(#docs)*
         #[allow(non_upper_case_globals)]
-        #vis const #ident: #p::NodeDef<#state, #input> =
-            #p::NodeDef::__new(
-                #name,
-                #p::NodeFn::#kind(#ident::__sg_run),
-                #ident::__sg_payload_codec,
-            );
+        #vis const #ident: #p::NodeDef<#state, #input> = #def;
     };
     let struct_doc = format!("The `{name}` node; `{ident}::call(..)` runs its body directly.");
     quote! {

@@ -14,7 +14,7 @@ pub use memory::{InMemorySaver, needed_ranges, needed_values};
 pub use saver::{CheckpointSaver, SaverResult};
 pub use types::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, ListOptions, PendingWrite, PlannedTask, StoredValue, ThreadInfo,
-    new_checkpoint_id, now_rfc3339,
+    CheckpointTuple, ListOptions, PendingWrite, PlannedTask, SaveOp, StepRecord, StoredValue,
+    TaskRecord, ThreadInfo, new_checkpoint_id, now_rfc3339,
 };
 pub use values::{channel_value, channel_values};

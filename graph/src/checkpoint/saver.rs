@@ -6,7 +6,7 @@ use super::error::CheckpointError;
 use super::lock::ThreadLock;
 use super::types::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
-    StoredValue, ThreadInfo,
+    SaveOp, StoredValue, ThreadInfo,
 };
 use crate::node::BoxFuture;
 
@@ -51,6 +51,27 @@ pub trait CheckpointSaver: Send + Sync + 'static {
         config: &'a CheckpointConfig,
         writes: Vec<PendingWrite>,
     ) -> BoxFuture<'a, SaverResult<()>>;
+
+    /// Applies `ops` in order, as the matching `put` and `put_writes` calls would.
+    /// The runtime batches background saves (`Durability::Async`) this way; a saver
+    /// should override it to store the whole batch in one transaction.
+    fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
+        Box::pin(async move {
+            for op in ops {
+                match op {
+                    SaveOp::Checkpoint {
+                        config,
+                        checkpoint,
+                        metadata,
+                    } => {
+                        self.put(&config, checkpoint, metadata).await?;
+                    }
+                    SaveOp::Writes { config, writes } => self.put_writes(&config, writes).await?,
+                }
+            }
+            Ok(())
+        })
+    }
 
     /// The stored values of `channel` at versions `from..=to`, in version order.
     fn channel_history<'a>(

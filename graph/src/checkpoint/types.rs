@@ -80,7 +80,10 @@ pub struct Checkpoint {
     pub channel_values: BTreeMap<String, StoredValue>,
     /// Every channel's current version (a channel never written is absent: version 0).
     pub channel_versions: BTreeMap<String, u64>,
-    /// For each node, the channel versions it had seen when it last ran.
+    /// For each node that ran since the parent checkpoint, the channel versions it had
+    /// seen when it ran. Only those nodes are recorded, so a checkpoint's size does not
+    /// grow with the number of nodes that ran earlier in the thread; earlier runs are
+    /// in the ancestors' entries.
     pub versions_seen: BTreeMap<String, BTreeMap<String, u64>>,
     /// The channels changed by the step that produced this checkpoint.
     pub updated_channels: Vec<String>,
@@ -129,7 +132,12 @@ pub struct CheckpointMetadata {
     /// The run that wrote it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
-    /// Any other keys (run metadata, task history).
+    /// What ran since the parent checkpoint: one record per superstep (several with
+    /// [`Durability::Exit`](crate::Durability::Exit)); empty for input and update
+    /// checkpoints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepRecord>,
+    /// Any other keys (run metadata).
     #[serde(flatten)]
     pub extra: serde_json::Map<String, Value>,
 }
@@ -142,6 +150,7 @@ impl CheckpointMetadata {
             step,
             parents: BTreeMap::new(),
             run_id: None,
+            steps: Vec::new(),
             extra: serde_json::Map::new(),
         }
     }
@@ -158,6 +167,37 @@ impl CheckpointMetadata {
     }
 }
 
+/// One superstep of a thread's run history, stored in the metadata of the checkpoint
+/// that follows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// The superstep.
+    pub step: i64,
+    /// The channel versions the step's tasks read (a channel never written is absent).
+    pub input_versions: BTreeMap<String, u64>,
+    /// The step's tasks, in task order.
+    pub tasks: Vec<TaskRecord>,
+}
+
+/// What one task of a superstep did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// The task id (`{step}:{node}`, or `{step}:{node}:send{k}` for a `Send`).
+    pub id: String,
+    /// The node.
+    pub node: String,
+    /// How long the node ran, in microseconds (0 for a task whose writes were reused).
+    pub duration_us: u64,
+    /// Whether it wrote to the state.
+    pub wrote: bool,
+    /// Whether its writes were reused from an earlier, interrupted attempt of the step.
+    pub resumed: bool,
+    /// Whether its writes were served from the node cache instead of running it.
+    pub cached: bool,
+    /// Where its routers sent the run.
+    pub routed_to: Vec<String>,
+}
+
 /// A write saved for a task of the step after a checkpoint, before the step
 /// finished: what lets a failed or interrupted step resume without re-running tasks
 /// that already succeeded.
@@ -171,6 +211,30 @@ pub struct PendingWrite {
     pub channel: String,
     /// The encoded value.
     pub value: Value,
+}
+
+/// One write of a [`put_batch`](super::CheckpointSaver::put_batch).
+// Ops live briefly in a queue and are consumed once; boxing the checkpoint would cost
+// an allocation per save to shrink a short-lived `Vec`.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq)]
+pub enum SaveOp {
+    /// A [`put`](super::CheckpointSaver::put).
+    Checkpoint {
+        /// The parent, as `put` takes it.
+        config: CheckpointConfig,
+        /// The checkpoint.
+        checkpoint: Checkpoint,
+        /// Its metadata.
+        metadata: CheckpointMetadata,
+    },
+    /// A [`put_writes`](super::CheckpointSaver::put_writes).
+    Writes {
+        /// The checkpoint the writes follow.
+        config: CheckpointConfig,
+        /// The writes.
+        writes: Vec<PendingWrite>,
+    },
 }
 
 /// A checkpoint with everything stored alongside it.
@@ -260,13 +324,34 @@ pub fn new_checkpoint_id() -> String {
             Err(actual) => prev = actual,
         }
     };
-    let random = {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(stamp);
-        h.finish() as u32
+    // The random part: the stamp mixed with a per-process random key (one hasher
+    // seed, drawn once), so ids of processes writing one thread at the same
+    // microsecond still differ.
+    static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let key = *KEY.get_or_init(|| {
+        use std::hash::BuildHasher;
+        std::collections::hash_map::RandomState::new().hash_one(std::process::id())
+    });
+    let random = splitmix64(stamp ^ key) >> 32;
+    // Written by hand: `format!` costs more than the rest of this function.
+    let mut id = String::with_capacity(24);
+    let mut hex = |value: u64, digits: u32| {
+        for k in (0..digits).rev() {
+            let digit = ((value >> (4 * k)) & 0xf) as u32;
+            id.push(char::from_digit(digit, 16).unwrap_or('0'));
+        }
     };
-    format!("{stamp:016x}{random:08x}")
+    hex(stamp, 16);
+    hex(random, 8);
+    id
+}
+
+/// SplitMix64's finalizer: a cheap, well-mixing permutation of 64-bit values.
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// The current time as RFC 3339 (UTC, milliseconds).

@@ -127,6 +127,24 @@ pub enum RunError {
     /// The runtime for `invoke_blocking` could not be created.
     #[error("could not start a runtime for `invoke_blocking`: {0}")]
     Runtime(#[source] std::io::Error),
+    /// A cache operation on a graph compiled without a cache store.
+    #[error("the graph has no cache store; compile it with `CompileOptions::cache(..)`")]
+    NoCacheStore,
+    /// A cache operation on a node without a cache policy (or not in the graph).
+    #[error("`{node}` has no cache policy; give it one with `StateGraph::cache`")]
+    NotCached {
+        /// The node.
+        node: String,
+    },
+    /// Staleness asked of a `Send` target, whose cache entries are keyed by payload.
+    #[error(
+        "`{node}` is a `Send` target: its cache is keyed by each payload, not by the \
+         thread's channels, so it has no single staleness"
+    )]
+    PayloadKeyedCache {
+        /// The node.
+        node: String,
+    },
 }
 
 impl RunError {

@@ -3,6 +3,7 @@
 //! `goto`s and `Send`s — and, with a checkpointer, save each task's writes as it
 //! finishes and a checkpoint after each step.
 
+mod caching;
 mod config;
 mod error;
 mod frontier;
@@ -21,7 +22,8 @@ pub use snapshot::{StateSnapshot, TaskSnapshot};
 
 use crate::checkpoint::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointSource, CheckpointTuple, PendingWrite, PlannedTask, new_checkpoint_id,
+    CheckpointSource, CheckpointTuple, PendingWrite, PlannedTask, SaveOp, StepRecord, TaskRecord,
+    new_checkpoint_id,
 };
 use crate::compile::{Branch, CompiledGraph, Graph};
 use crate::node::{
@@ -55,12 +57,6 @@ pub(crate) fn task_ids<'a>(step: i64, tasks: impl Iterator<Item = (&'a str, bool
         })
         .collect()
 }
-
-/// Metadata key of a checkpoint's run history: for each step since the previous
-/// checkpoint, the channel versions its tasks read and, per task, the node, task id,
-/// duration, whether it wrote, was resumed from saved writes or served from cache, and
-/// where its routers sent the run.
-pub const METADATA_STEPS: &str = "steps";
 
 impl<S: GraphState> CompiledGraph<S> {
     /// Runs the graph.
@@ -360,6 +356,9 @@ struct Persist {
     resumed: HashMap<String, Vec<PendingWrite>>,
     /// Writes waiting for a checkpoint to attach to (`Durability::Exit`).
     buffered: Vec<PendingWrite>,
+    /// Saves waiting for the background saver (`Durability::Async`).
+    queue: Arc<std::sync::Mutex<SaveQueue>>,
+    /// The background saver, while one runs.
     background: Option<tokio::task::JoinHandle<Result<(), CheckpointError>>>,
     durability: config::Durability,
     /// Whether this run changed anything since the last saved checkpoint.
@@ -379,32 +378,14 @@ struct Persist {
     lock: Option<Arc<crate::checkpoint::ThreadLock>>,
 }
 
-/// What one task did, kept in checkpoint metadata under `steps`.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct TaskRecord {
-    id: String,
-    node: String,
-    duration_us: u64,
-    wrote: bool,
-    resumed: bool,
-    cached: bool,
-    routed_to: Vec<String>,
-}
-
-/// One superstep's record: the channel versions its tasks read, and the tasks.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct StepRecord {
-    step: i64,
-    input_versions: BTreeMap<String, u64>,
-    tasks: Vec<TaskRecord>,
-}
-
 struct Loop<'g, S: GraphState> {
     g: &'g Graph<S>,
     config: &'g RunConfig,
     state: S,
     versions: Versions,
     bases: Bases,
+    /// The channel versions each node saw when it ran, for the nodes that ran since
+    /// the last saved checkpoint (each checkpoint stores only its own steps' entries).
     versions_seen: BTreeMap<String, BTreeMap<String, u64>>,
     next: Frontier,
     barriers: Vec<Vec<bool>>,
@@ -533,6 +514,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             unsaved: ChangeSet::new(),
             resumed: HashMap::new(),
             buffered: Vec::new(),
+            queue: Arc::default(),
             background: None,
             durability: config.durability,
             dirty: false,
@@ -562,13 +544,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
             }
             p.dirty = true;
         }
-        self.versions_seen = t.checkpoint.versions_seen.clone();
         self.step = t.metadata.step.saturating_add(1);
         p.parent = t.config.checkpoint_id.clone();
-        if let Some(steps) = t.metadata.extra.get(METADATA_STEPS)
-            && let Ok(steps) = serde_json::from_value::<Vec<StepRecord>>(steps.clone())
-            && let Some(last) = steps.last()
-        {
+        if let Some(last) = t.metadata.steps.last() {
             p.last_writers = last
                 .tasks
                 .iter()
@@ -1138,13 +1116,33 @@ impl<'g, S: GraphState> Loop<'g, S> {
         } else {
             known.resize_with(tasks.len(), || Known::Run);
         }
+        let probes = match &g.cache {
+            Some(store) if tasks.iter().any(|t| g.nodes[t.node].cache.is_some()) => {
+                let thread = self.config.thread_id.as_deref().unwrap_or_default();
+                let current = caching::Current {
+                    thread,
+                    state: &self.state,
+                    versions: &self.versions,
+                };
+                caching::lookup(g, &**store, current, tasks, &ids, &mut known).await?
+            }
+            _ => Vec::new(),
+        };
+        let cached: Vec<bool> = (0..tasks.len())
+            .map(|i| {
+                probes
+                    .get(i)
+                    .and_then(Option::as_ref)
+                    .is_some_and(caching::Probe::is_hit)
+            })
+            .collect();
         let resumed: Vec<bool> = known
             .iter()
             .map(|k| matches!(k, Known::Output(_)))
             .collect();
         let answered: Vec<usize> = resume.iter().map(|r| r.len()).collect();
         if let Some(em) = &self.emitter {
-            for (task, id) in tasks.iter().zip(&ids) {
+            for (i, (task, id)) in tasks.iter().zip(&ids).enumerate() {
                 let node = g.nodes[task.node].name.to_string();
                 let input = match &task.payload {
                     Some(p) => {
@@ -1163,6 +1161,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     node: node.clone(),
                     input: input.clone(),
                     triggers: triggers.clone(),
+                    cached: cached[i],
                 })
                 .await;
             }
@@ -1228,6 +1227,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         result: result.clone(),
                         interrupts: interrupts.clone(),
                         resumed: resumed[i],
+                        cached: cached[i],
                     }
                 })
                 .await;
@@ -1290,7 +1290,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     duration_us: u64::try_from(durations[i].as_micros()).unwrap_or(u64::MAX),
                     wrote: !out.writes.is_empty(),
                     resumed: resumed[i],
-                    cached: false,
+                    cached: cached[i],
                     routed_to: Vec::new(),
                 })
                 .collect()
@@ -1304,6 +1304,11 @@ impl<'g, S: GraphState> Loop<'g, S> {
         let seen_before =
             (self.persist.is_some()).then(|| persist::version_map::<S>(&self.versions));
 
+        let cache_records = if probes.is_empty() {
+            Vec::new()
+        } else {
+            caching::prepare(g, &self.state, tasks, &ids, &outputs, probes)?
+        };
         let mut writes = Vec::with_capacity(tasks.len());
         let mut gotos: Vec<Vec<Goto<S>>> = Vec::with_capacity(tasks.len());
         let mut own_writes: Vec<Vec<S::Update>> = Vec::new();
@@ -1330,6 +1335,11 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     source,
                 })?;
         self.record(&changes);
+        if let Some(store) = &g.cache
+            && !cache_records.is_empty()
+        {
+            caching::store(g, &**store, &self.versions, cache_records).await?;
+        }
         if let (Some(em), Some(streamed)) = (&self.emitter, streamed) {
             for (i, ((task, id), updates)) in tasks.iter().zip(&ids).zip(streamed).enumerate() {
                 let node = g.nodes[task.node].name.to_string();
@@ -1338,6 +1348,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         step: self.step,
                         node: node.clone(),
                         updates: updates.clone(),
+                        cached: cached[i],
                     })
                     .await;
                 }
@@ -1350,6 +1361,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         result: updates.clone(),
                         interrupts: Vec::new(),
                         resumed: resumed[i],
+                        cached: cached[i],
                     }
                 })
                 .await;
@@ -1515,7 +1527,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             ts: crate::checkpoint::now_rfc3339(),
             channel_values: values,
             channel_versions: persist::version_map::<S>(&self.versions),
-            versions_seen: self.versions_seen.clone(),
+            versions_seen: std::mem::take(&mut self.versions_seen),
             updated_channels: updated,
             channel_bases: persist::base_map::<S>(&self.bases),
             next,
@@ -1530,16 +1542,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             _ => self.step,
         };
         let mut metadata = CheckpointMetadata::new(source, step);
-        let history = std::mem::take(&mut p.history);
-        if !history.is_empty() {
-            let steps = serde_json::to_value(&history).map_err(|e| {
-                RunError::Checkpoint(CheckpointError::Corrupt {
-                    what: format!("run history of checkpoint {id}"),
-                    source: e,
-                })
-            })?;
-            metadata.extra.insert(METADATA_STEPS.to_string(), steps);
-        }
+        metadata.steps = std::mem::take(&mut p.history);
         if let Some(parent) = &p.parent {
             metadata.parents.insert(String::new(), parent.clone());
         }
@@ -1561,17 +1564,11 @@ impl<'g, S: GraphState> Loop<'g, S> {
             });
         let config = persist::config_at(&p.thread, Some(id));
         if p.durability == config::Durability::Async {
-            let saver = p.saver.clone();
-            let previous = p.background.take();
-            let parent = parent.clone();
-            let lock = p.lock.clone();
-            p.background = Some(tokio::spawn(async move {
-                let _held = lock;
-                if let Some(previous) = previous {
-                    join_background(previous).await?;
-                }
-                saver.put(&parent, checkpoint, metadata).await.map(|_| ())
-            }));
+            p.enqueue(SaveOp::Checkpoint {
+                config: parent.clone(),
+                checkpoint,
+                metadata,
+            });
         } else {
             p.saver.put(&parent, checkpoint, metadata).await?;
         }
@@ -1613,10 +1610,8 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 self.step = self.step.saturating_add(1);
             }
         }
-        if let Some(p) = &mut self.persist
-            && let Some(background) = p.background.take()
-        {
-            join_background(background).await?;
+        if let Some(p) = &mut self.persist {
+            p.flush().await?;
         }
         Ok(())
     }
@@ -1631,6 +1626,79 @@ impl<'g, S: GraphState> Loop<'g, S> {
             let at = persist::config_at(&p.thread, p.parent.clone());
             let writes = std::mem::take(&mut p.buffered);
             p.saver.put_writes(&at, writes).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Saves handed to the background saver, in order.
+#[derive(Default)]
+struct SaveQueue {
+    ops: Vec<SaveOp>,
+    /// Whether a background saver is draining `ops`.
+    active: bool,
+    /// A failed batch: later saves are not attempted (they would leave a gap); the
+    /// error ends the run when it is awaited.
+    failed: Option<CheckpointError>,
+}
+
+fn lock_queue(queue: &std::sync::Mutex<SaveQueue>) -> std::sync::MutexGuard<'_, SaveQueue> {
+    // Nothing panics while holding the lock, so a poisoned queue is still consistent.
+    queue.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Persist {
+    /// Hands a save to the background saver, starting one if none runs. Everything
+    /// queued while a batch is being stored goes into the next batch.
+    fn enqueue(&mut self, op: SaveOp) {
+        {
+            let mut queue = lock_queue(&self.queue);
+            queue.ops.push(op);
+            if queue.active || queue.failed.is_some() {
+                return;
+            }
+            queue.active = true;
+        }
+        let saver = self.saver.clone();
+        let queue = self.queue.clone();
+        // The saver holds the thread's lock too: the thread is released only once
+        // every save of the run has landed, even if the run is cancelled.
+        let lock = self.lock.clone();
+        self.background = Some(tokio::spawn(async move {
+            let _held = lock;
+            loop {
+                let ops = {
+                    let mut q = lock_queue(&queue);
+                    if q.ops.is_empty() {
+                        q.active = false;
+                        return Ok(());
+                    }
+                    std::mem::take(&mut q.ops)
+                };
+                if let Err(e) = saver.put_batch(ops).await {
+                    let mut q = lock_queue(&queue);
+                    q.active = false;
+                    q.failed = Some(e);
+                    return Ok(());
+                }
+            }
+        }));
+    }
+
+    /// Waits for the background saver; returns its error, if a batch failed.
+    async fn flush(&mut self) -> Result<(), CheckpointError> {
+        if let Some(background) = self.background.take() {
+            join_background(background).await?;
+        }
+        let (ops, failed) = {
+            let mut queue = lock_queue(&self.queue);
+            (std::mem::take(&mut queue.ops), queue.failed.take())
+        };
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if !ops.is_empty() {
+            self.saver.put_batch(ops).await?;
         }
         Ok(())
     }
@@ -1662,7 +1730,11 @@ impl<S: GraphState> PersistSink<'_, S> {
             return Ok(());
         }
         let at = persist::config_at(&self.p.thread, self.p.parent.clone());
-        self.p.saver.put_writes(&at, writes).await?;
+        if self.p.durability == config::Durability::Async {
+            self.p.enqueue(SaveOp::Writes { config: at, writes });
+        } else {
+            self.p.saver.put_writes(&at, writes).await?;
+        }
         Ok(())
     }
 }

@@ -59,6 +59,8 @@ pub(crate) struct StepTasks<'a, S: GraphState> {
 pub(crate) enum Known<S: GraphState> {
     Run,
     Output(NodeOutput<S>),
+    /// Writes reused from the node cache: recorded like a finished task's.
+    Cached(NodeOutput<S>),
     Waiting(Interrupt),
 }
 
@@ -200,6 +202,12 @@ pub(crate) async fn execute<S: GraphState>(
                 to_run.push(i);
             }
             Known::Output(out) => outcome.outputs.push(Some(out)),
+            Known::Cached(out) => {
+                if let Some(sink) = sink.as_deref_mut() {
+                    sink.done(i, &out).await?;
+                }
+                outcome.outputs.push(Some(out));
+            }
             Known::Waiting(interrupt) => {
                 outcome.outputs.push(None);
                 outcome.interrupts.push((i, interrupt));

@@ -1,0 +1,535 @@
+//! Framework-overhead scenarios, the same graphs and work as the LangGraph reference
+//! script (`bench.py`), printing one JSON line per scenario with the same field names.
+//!
+//! ```text
+//! cargo run --release -p stategraph-bench -- SCENARIO   # or `all`
+//! ```
+//!
+//! Every node is a trivial pure function, so the figures are the framework's own cost.
+//! The checkpointed scenarios use `Durability::Async`, as the reference does
+//! (LangGraph's default durability is `async`); the `_sync` extras run them with
+//! stategraph's default, `Durability::Sync`.
+//! Each scenario checks its result (counter, sum, number of checkpoints) so a broken
+//! run cannot look fast. Run one scenario per process: `peak_rss_mib` is the process's
+//! peak resident set (`VmHWM`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+use stategraph::checkpoint::InMemorySaver;
+use stategraph::prelude::*;
+use stategraph_sqlite::{SqliteOptions, SqliteSaver, Synchronous};
+
+type Error = Box<dyn std::error::Error>;
+type Fields = Map<String, Value>;
+
+// ---------------------------------------------------------------- graphs
+
+/// The chain and loop state: one last-value counter (each node writes `counter + 1`).
+#[derive(GraphState, Clone, Debug, Default)]
+struct CounterState {
+    counter: u64,
+}
+
+fn inc(state: &CounterState) -> CounterStateUpdate {
+    CounterState::update().counter(state.counter + 1)
+}
+
+/// START → n0 → n1 → … → n{n-1} → END.
+fn build_chain(
+    n: usize,
+    options: CompileOptions,
+) -> Result<CompiledGraph<CounterState>, stategraph::BuildError> {
+    let mut g = StateGraph::<CounterState>::new();
+    let nodes: Vec<_> = (0..n)
+        .map(|i| g.add_node_fn(format!("n{i}"), inc))
+        .collect();
+    g.add_edge(START, &nodes[0]);
+    for pair in nodes.windows(2) {
+        g.add_edge(&pair[0], &pair[1]);
+    }
+    g.add_edge(&nodes[n - 1], END);
+    g.compile_with(options)
+}
+
+/// `n_invokes` timed invokes after two untimed warm-ups; with `thread_prefix`, each
+/// invoke runs on a thread of its own.
+async fn timed_invokes(
+    graph: &CompiledGraph<CounterState>,
+    n_invokes: usize,
+    steps_per_invoke: u64,
+    thread: Option<(&str, Durability)>,
+) -> Result<Fields, Error> {
+    let config = |name: String| match thread {
+        Some((_, d)) => RunConfig::new().thread(name).durability(d),
+        None => RunConfig::new(),
+    };
+    for w in 0..2 {
+        let out = graph
+            .invoke(
+                CounterState::update().counter(0u64),
+                &config(format!("warm-{w}")),
+            )
+            .await?;
+        check(out.values.counter == steps_per_invoke, "warm-up counter")?;
+    }
+    let prefix = thread.map_or("", |(p, _)| p);
+    let t0 = Instant::now();
+    let mut last = 0;
+    for k in 0..n_invokes {
+        let out = graph
+            .invoke(
+                CounterState::update().counter(0u64),
+                &config(format!("{prefix}-{k}")),
+            )
+            .await?;
+        last = out.values.counter;
+        check(last == steps_per_invoke, "counter after the chain")?;
+    }
+    let elapsed = t0.elapsed().as_secs_f64();
+    check(last == steps_per_invoke, "counter after the chain")?;
+    let us_inv = elapsed / n_invokes as f64 * 1e6;
+    Ok(fields(json!({
+        "invokes": n_invokes,
+        "supersteps_per_invoke": steps_per_invoke,
+        "total_s": elapsed,
+        "us_per_invoke": us_inv,
+        "us_per_superstep": us_inv / steps_per_invoke as f64,
+        "peak_rss_mib": peak_rss_mib(),
+    })))
+}
+
+async fn sc_chain100() -> Result<Fields, Error> {
+    let graph = build_chain(100, CompileOptions::new())?;
+    timed_invokes(&graph, 200, 100, None).await
+}
+
+async fn sc_chain100_ckpt_mem(durability: Durability) -> Result<Fields, Error> {
+    let saver = Arc::new(InMemorySaver::new());
+    let graph = build_chain(
+        100,
+        CompileOptions::new().shared_checkpointer(saver.clone()),
+    )?;
+    let mut r = timed_invokes(&graph, 50, 100, Some(("mem", durability))).await?;
+    // 52 threads (2 warm-ups), each: the input checkpoint and one per superstep (one
+    // checkpoint per thread with `exit` durability).
+    let stored = saver.checkpoint_count();
+    let per_thread = match durability {
+        Durability::Exit => 1,
+        _ => 101,
+    };
+    check(stored == 52 * per_thread, "checkpoints stored")?;
+    r.insert("checkpoints_stored".into(), json!(stored));
+    r.insert("checkpointer".into(), json!("InMemorySaver"));
+    r.insert("durability".into(), json!(durability_name(durability)));
+    Ok(r)
+}
+
+async fn sc_chain100_ckpt_sqlite(
+    synchronous: Synchronous,
+    durability: Durability,
+) -> Result<Fields, Error> {
+    let path = std::env::temp_dir().join(format!("sgbench-{}.sqlite", std::process::id()));
+    remove_db(&path);
+    let result = async {
+        let saver = SqliteSaver::open_with(&path, SqliteOptions::new().synchronous(synchronous))?;
+        let graph = build_chain(100, CompileOptions::new().checkpointer(saver.clone()))?;
+        let r = timed_invokes(&graph, 20, 100, Some(("sql", durability))).await?;
+        let last = graph
+            .get_state(&RunConfig::new().thread("sql-19"))
+            .await?
+            .ok_or("thread sql-19 was not saved")?;
+        check(last.values.counter == 100, "saved counter")?;
+        // Close the database: the last connection folds the write-ahead log in.
+        drop((graph, saver));
+        Ok::<_, Error>(r)
+    }
+    .await;
+    let db = file_len(&path);
+    let wal = file_len(&with_suffix(&path, "-wal"));
+    remove_db(&path);
+    let mut r = result?;
+    r.insert("db_bytes".into(), json!(db + wal));
+    r.insert("db_wal_bytes".into(), json!(wal));
+    let opened = match synchronous {
+        Synchronous::Full => "SqliteSaver::open(file in the temp dir)",
+        _ => "SqliteSaver::open_with(file in the temp dir, synchronous = NORMAL)",
+    };
+    r.insert("checkpointer".into(), json!(opened));
+    r.insert("durability".into(), json!(durability_name(durability)));
+    Ok(r)
+}
+
+async fn sc_loop10k() -> Result<Fields, Error> {
+    let mut g = StateGraph::<CounterState>::new();
+    let step = g.add_node_fn("step", inc);
+    g.add_edge(START, &step);
+    let target = step.clone();
+    g.add_conditional_edges(
+        &step,
+        move |s: &CounterState| {
+            if s.counter >= 10_000 {
+                Route::end()
+            } else {
+                Route::to(&target)
+            }
+        },
+        (&step, END),
+    );
+    let graph = g.compile()?;
+    let config = RunConfig::new().recursion_limit(10_010);
+    let t0 = Instant::now();
+    let out = graph
+        .invoke(CounterState::update().counter(0u64), &config)
+        .await?;
+    let elapsed = t0.elapsed().as_secs_f64();
+    check(out.values.counter == 10_000, "counter after the loop")?;
+    check(out.steps == 10_000, "supersteps of the loop")?;
+    Ok(fields(json!({
+        "supersteps": 10_000,
+        "total_s": elapsed,
+        "us_per_superstep": elapsed / 10_000.0 * 1e6,
+        "peak_rss_mib": peak_rss_mib(),
+    })))
+}
+
+/// The fan-out state: `n` Sends, each appending `2 * i` to `results`; `total` their sum.
+#[derive(GraphState, Clone, Debug, Default)]
+struct FanState {
+    n: u64,
+    #[reducer(append)]
+    results: Vec<u64>,
+    total: u64,
+}
+
+#[node]
+fn fan_start(_state: &FanState) -> Option<FanStateUpdate> {
+    None
+}
+
+#[node]
+fn worker(i: &u64) -> FanStateUpdate {
+    FanState::update().results([i * 2])
+}
+
+#[node]
+fn reduce(state: &FanState) -> FanStateUpdate {
+    FanState::update().total(state.results.iter().sum::<u64>())
+}
+
+async fn sc_fanout1k() -> Result<Fields, Error> {
+    let n: u64 = 1000;
+    let graph = StateGraph::<FanState>::new()
+        .add_node(fan_start)
+        .add_node(worker)
+        .add_node(reduce)
+        .add_edge(START, fan_start)
+        .add_conditional_edges(
+            fan_start,
+            |s: &FanState| Route::sends((0..s.n).map(|i| stategraph::Send::new(worker, i))),
+            [worker],
+        )
+        .add_edge(worker, reduce)
+        .add_edge(reduce, END)
+        .compile()?;
+    let expected: u64 = (0..n).map(|i| 2 * i).sum();
+    let config = RunConfig::new();
+    let out = graph.invoke(FanState::update().n(n), &config).await?; // warm-up
+    check(
+        out.values.total == expected && out.values.results.len() == 1000,
+        "fan-out sum",
+    )?;
+    let runs = 10;
+    let t0 = Instant::now();
+    let mut total = 0;
+    for _ in 0..runs {
+        let out = graph.invoke(FanState::update().n(n), &config).await?;
+        total = out.values.total;
+        check(out.values.results.len() == 1000, "fan-out results")?;
+    }
+    let elapsed = t0.elapsed().as_secs_f64();
+    check(total == expected, "fan-out sum")?;
+    Ok(fields(json!({
+        "invokes": runs,
+        "sends_per_invoke": n,
+        "total_s": elapsed,
+        "ms_per_invoke": elapsed / f64::from(runs) * 1e3,
+        "us_per_send": elapsed / f64::from(runs) / n as f64 * 1e6,
+        "peak_rss_mib": peak_rss_mib(),
+    })))
+}
+
+/// The growing-state scenario: a counter and a list gaining 1 KiB per superstep.
+#[derive(GraphState, Clone, Debug, Default)]
+struct BigState {
+    counter: u64,
+    #[reducer(append)]
+    items: Vec<String>,
+}
+
+/// When each `append` task started: the per-step cost is the time between two.
+static STAMPS: Mutex<Vec<Instant>> = Mutex::new(Vec::new());
+
+fn stamp() {
+    STAMPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(Instant::now());
+}
+
+fn append_kib(state: &BigState) -> BigStateUpdate {
+    stamp();
+    BigState::update()
+        .counter(state.counter + 1)
+        .items(["x".repeat(1024)])
+}
+
+async fn state_big(durability: Durability) -> Result<Fields, Error> {
+    let steps = 1000;
+    let saver = Arc::new(InMemorySaver::new());
+    let mut g = StateGraph::<BigState>::new();
+    let append = g.add_node_fn("append", append_kib);
+    g.add_edge(START, &append);
+    let target = append.clone();
+    g.add_conditional_edges(
+        &append,
+        move |s: &BigState| {
+            if s.counter >= 1000 {
+                Route::end()
+            } else {
+                Route::to(&target)
+            }
+        },
+        (&append, END),
+    );
+    let graph = g.compile_with(CompileOptions::new().shared_checkpointer(saver.clone()))?;
+    let config = RunConfig::new()
+        .thread("big")
+        .recursion_limit(1010)
+        .durability(durability);
+    let rss0 = peak_rss_mib();
+    STAMPS.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    // As the reference does: stream the run's updates and time each one's arrival.
+    let mut ts = vec![Instant::now()];
+    let mut events = graph.stream(
+        BigState::update().counter(0u64),
+        &config,
+        StreamMode::UPDATES,
+    );
+    while let Some(event) = events.next().await {
+        if let StreamEvent::Updates { .. } = event? {
+            ts.push(Instant::now());
+        }
+    }
+    let t_end = Instant::now();
+    drop(events);
+    let elapsed = (t_end - ts[0]).as_secs_f64();
+    let final_state = graph
+        .get_state(&config)
+        .await?
+        .ok_or("the thread was not saved")?;
+    check(
+        final_state.values.counter == 1000 && final_state.values.items.len() == 1000,
+        "final state",
+    )?;
+    check(ts.len() == steps + 1, "one update per superstep")?;
+    let d = gaps_us(&ts);
+    // The same, timed inside the node: from one task's start to the next (the end of
+    // the run for the last), independent of how the stream delivers its events.
+    let mut in_node = std::mem::take(&mut *STAMPS.lock().unwrap_or_else(|e| e.into_inner()));
+    check(in_node.len() == steps, "one task per superstep")?;
+    in_node.push(t_end);
+    let checkpoints = saver.checkpoint_count();
+    check(
+        checkpoints == steps + 1 || durability == Durability::Exit,
+        "checkpoints stored",
+    )?;
+    Ok(fields(json!({
+        "supersteps": steps,
+        "checkpointer": "InMemorySaver",
+        "durability": durability_name(durability),
+        "total_s": elapsed,
+        "us_per_superstep": elapsed / steps as f64 * 1e6,
+        // mean us/superstep for steps 1-100, 101-200, ... 901-1000 (wall time between
+        // consecutive update events)
+        "us_per_superstep_by_100_block": blocks_of_100(&d),
+        "us_per_superstep_by_100_block_in_node": blocks_of_100(&gaps_us(&in_node)),
+        "last_step_us": round1(d[steps - 1]),
+        "checkpoints_stored": checkpoints,
+        "stored_value_bytes": saver.stored_value_bytes(),
+        "peak_rss_mib": peak_rss_mib(),
+        "peak_rss_mib_before_run": rss0,
+    })))
+}
+
+/// Microseconds between consecutive instants.
+fn gaps_us(ts: &[Instant]) -> Vec<f64> {
+    ts.windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e6)
+        .collect()
+}
+
+fn blocks_of_100(d: &[f64]) -> Vec<f64> {
+    d.chunks(100)
+        .map(|c| round1(c.iter().sum::<f64>() / c.len() as f64))
+        .collect()
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+// ---------------------------------------------------------------- helpers
+
+fn durability_name(d: Durability) -> &'static str {
+    match d {
+        Durability::Sync => "sync",
+        Durability::Async => "async",
+        Durability::Exit => "exit",
+    }
+}
+
+fn check(ok: bool, what: &str) -> Result<(), Error> {
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("wrong result: {what}").into())
+    }
+}
+
+fn fields(v: Value) -> Fields {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// The process's peak resident set in MiB (`VmHWM`), 0 where /proc is absent.
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+fn remove_db(path: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let _ = std::fs::remove_file(with_suffix(path, suffix));
+    }
+}
+
+const SCENARIOS: &[&str] = &[
+    "chain100",
+    "loop10k",
+    "fanout1k",
+    "chain100_ckpt_mem",
+    "chain100_ckpt_sqlite",
+    "state_big",
+    // extras: stategraph's default durability (sync), the SQLite saver without a
+    // flush per commit, and state_big with the other durability modes
+    "chain100_ckpt_mem_sync",
+    "chain100_ckpt_sqlite_sync",
+    "chain100_ckpt_sqlite_normal",
+    "state_big_sync",
+    "state_big_exit",
+];
+
+async fn run(name: &str) -> Result<Fields, Error> {
+    match name {
+        "chain100" => sc_chain100().await,
+        "loop10k" => sc_loop10k().await,
+        "fanout1k" => sc_fanout1k().await,
+        "chain100_ckpt_mem" => sc_chain100_ckpt_mem(Durability::Async).await,
+        "chain100_ckpt_mem_sync" => sc_chain100_ckpt_mem(Durability::Sync).await,
+        "chain100_ckpt_sqlite" => {
+            sc_chain100_ckpt_sqlite(Synchronous::Full, Durability::Async).await
+        }
+        "chain100_ckpt_sqlite_sync" => {
+            sc_chain100_ckpt_sqlite(Synchronous::Full, Durability::Sync).await
+        }
+        "chain100_ckpt_sqlite_normal" => {
+            sc_chain100_ckpt_sqlite(Synchronous::Normal, Durability::Async).await
+        }
+        "state_big" => state_big(Durability::Async).await,
+        "state_big_sync" => state_big(Durability::Sync).await,
+        "state_big_exit" => state_big(Durability::Exit).await,
+        other => Err(format!("unknown scenario `{other}`").into()),
+    }
+}
+
+fn main() -> Result<(), Error> {
+    let args: Vec<String> = std::env::args().collect();
+    let valid = args.len() == 2 && (args[1] == "all" || SCENARIOS.contains(&args[1].as_str()));
+    if !valid {
+        eprintln!(
+            "usage: {} {{{}|all}}",
+            args.first().map_or("stategraph-bench", String::as_str),
+            SCENARIOS.join("|")
+        );
+        std::process::exit(2);
+    }
+    if cfg!(debug_assertions) {
+        eprintln!("warning: a debug build; measure with `cargo run --release`");
+    }
+    let names: Vec<&str> = if args[1] == "all" {
+        SCENARIOS.to_vec()
+    } else {
+        vec![args[1].as_str()]
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    for name in names {
+        let result = rt.block_on(run(name))?;
+        let mut line = Map::new();
+        line.insert("scenario".into(), json!(name));
+        line.extend(result);
+        line.insert(
+            "versions".into(),
+            json!({
+                "stategraph": env!("CARGO_PKG_VERSION"),
+                "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
+            }),
+        );
+        line.insert(
+            "cpus".into(),
+            json!(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        );
+        println!("{}", Value::Object(line));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every scenario runs and passes its own result checks (in a debug build the
+    /// timings mean nothing; this keeps the program from rotting).
+    #[test]
+    fn every_scenario_checks_its_result() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        for name in super::SCENARIOS {
+            let fields = rt
+                .block_on(super::run(name))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(fields.contains_key("total_s"), "{name}: {fields:?}");
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! Node cache entries kept by the SQLite saver: they survive a restart, go with
+//! `delete_thread`, a corrupt row is a clear error, and an older database gains the
+//! cache table without losing its threads.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use stategraph::cache::{CacheKey, CachePolicy, NodeCache};
+use stategraph::checkpoint::{CheckpointError, CheckpointSaver};
+use stategraph::prelude::*;
+use stategraph_sqlite::{SqliteSaver, TABLE_VERSION};
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct Page {
+    url: String,
+    #[reducer(add)]
+    fetches: u32,
+    body: String,
+}
+
+static DOWNLOADS: AtomicUsize = AtomicUsize::new(0);
+
+#[node(reads(url))]
+fn download(p: &Page) -> PageUpdate {
+    DOWNLOADS.fetch_add(1, Ordering::SeqCst);
+    Page::update()
+        .body(format!("<html>{}</html>", p.url))
+        .fetches(1)
+}
+
+fn graph(saver: SqliteSaver) -> CompiledGraph<Page> {
+    StateGraph::<Page>::new()
+        .add_node(download)
+        .add_edge(START, download)
+        .add_edge(download, END)
+        .cache(download, CachePolicy::new())
+        .compile_with(
+            CompileOptions::new()
+                .checkpointer(saver.clone())
+                .cache(saver),
+        )
+        .unwrap()
+}
+
+fn db(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("cache.db")
+}
+
+fn raw(path: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(path).unwrap()
+}
+
+// Only this test runs `download`, so its call count is this test's alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entries_survive_a_restart_and_go_with_delete_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let cfg = RunConfig::new().thread("page");
+    DOWNLOADS.store(0, Ordering::SeqCst);
+
+    let first = graph(SqliteSaver::open(&path).unwrap());
+    first
+        .invoke(Page::update().url("a.example"), &cfg)
+        .await
+        .unwrap();
+    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 1);
+    drop(first);
+
+    // A new process opening the file: `download` is served from the saved entry.
+    let saver = SqliteSaver::open(&path).unwrap();
+    let second = graph(saver.clone());
+    let out = second
+        .invoke(Page::update().url("a.example"), &cfg)
+        .await
+        .unwrap();
+    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 1);
+    assert_eq!(out.values.body, "<html>a.example</html>");
+    assert_eq!(out.values.fetches, 2, "the reused write applies again");
+    assert!(!second.staleness(&cfg, download).await.unwrap().stale);
+
+    // Deleting the thread deletes its cache entries.
+    saver.delete_thread("page").await.unwrap();
+    let key = CacheKey {
+        thread_id: "page".into(),
+        node: "download".into(),
+        input: String::new(),
+    };
+    assert_eq!(NodeCache::get(&saver, &key).await.unwrap(), None);
+    second
+        .invoke(Page::update().url("a.example"), &cfg)
+        .await
+        .unwrap();
+    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 2);
+
+    // A corrupt entry is a clear error naming the node and thread; nothing else in
+    // the file is touched, and clearing the node's cache recovers.
+    raw(&path)
+        .execute("UPDATE stategraph_cache SET entry = '{not json'", [])
+        .unwrap();
+    let err = second
+        .invoke(Page::update().url("a.example"), &cfg)
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(err, RunError::Checkpoint(CheckpointError::Corrupt { .. })),
+        "{err:?}"
+    );
+    assert!(
+        message.contains("node `download`") && message.contains("thread `page`"),
+        "{message}"
+    );
+    // The failed run saved nothing: the thread (started afresh after the delete)
+    // still has its one fetch.
+    assert_eq!(
+        second
+            .get_state(&cfg)
+            .await
+            .unwrap()
+            .unwrap()
+            .values
+            .fetches,
+        1
+    );
+    assert_eq!(second.clear_node_cache(&cfg, download).await.unwrap(), 1);
+    second
+        .invoke(Page::update().url("a.example"), &cfg)
+        .await
+        .unwrap();
+    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn a_database_from_before_the_cache_table_gains_it_and_keeps_its_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let saver = SqliteSaver::open(&path).unwrap();
+    let g = {
+        let mut b = StateGraph::<Page>::new();
+        let noop = b.add_node_fn("noop", |_p: &Page| Page::update());
+        b.add_edge(START, &noop);
+        b.compile_with(CompileOptions::new().checkpointer(saver.clone()))
+            .unwrap()
+    };
+    let cfg = RunConfig::new().thread("old");
+    g.invoke(Page::update().url("kept"), &cfg).await.unwrap();
+    drop((g, saver));
+    // Make the file look like one written before the cache table existed.
+    raw(&path)
+        .execute_batch(
+            "DROP TABLE stategraph_cache;
+             UPDATE stategraph_meta SET value = '1' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+
+    let saver = SqliteSaver::open(&path).unwrap();
+    let version: String = raw(&path)
+        .query_row(
+            "SELECT value FROM stategraph_meta WHERE key = 'schema_version'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, TABLE_VERSION.to_string());
+    let tuple = saver
+        .get_tuple(&stategraph::checkpoint::CheckpointConfig::thread("old"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(tuple.metadata.step >= 0);
+    let key = CacheKey {
+        thread_id: "old".into(),
+        node: "noop".into(),
+        input: String::new(),
+    };
+    assert_eq!(NodeCache::get(&saver, &key).await.unwrap(), None);
+}

@@ -1,0 +1,16 @@
+use stategraph::prelude::*;
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct Doc {
+    text: String,
+    words: usize,
+}
+
+#[node(reads(text, text))]
+fn count(doc: &Doc) -> DocUpdate {
+    Doc::update().words(doc.text.split_whitespace().count())
+}
+
+fn main() {
+    let _ = count;
+}
