@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use deadpool_postgres::{Client, Manager, ManagerConfig, Pool, RecyclingMethod};
 use stategraph::BoxFuture;
+use stategraph::cache::{CacheEntry, CacheKey, NodeCache};
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, ListOptions, PendingWrite, SaverResult, StoredValue, ThreadInfo, ThreadLock,
+    CheckpointTuple, ListOptions, PendingWrite, SaveOp, SaverResult, StoredValue, ThreadInfo,
+    ThreadLock,
 };
 use tokio_postgres::NoTls;
 
@@ -331,6 +333,15 @@ impl CheckpointSaver for PostgresSaver {
         })
     }
 
+    fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
+        Box::pin(async move {
+            let mut client = self.op_client("put_batch").await?;
+            store::put_batch(&mut client, self.options.max_record_bytes, ops)
+                .await
+                .map_err(|f| f.during("put_batch"))
+        })
+    }
+
     fn put_writes<'a>(
         &'a self,
         config: &'a CheckpointConfig,
@@ -426,6 +437,41 @@ impl CheckpointSaver for PostgresSaver {
             store::prune(&mut client, self.options.max_record_bytes, thread_id, keep)
                 .await
                 .map_err(|f| f.during("prune"))
+        })
+    }
+}
+
+/// Cache entries live in the same database, in `stategraph_cache`, so every worker
+/// reuses the nodes' recorded runs; `delete_thread` removes a thread's entries too.
+impl NodeCache for PostgresSaver {
+    fn get<'a>(&'a self, key: &'a CacheKey) -> BoxFuture<'a, SaverResult<Option<CacheEntry>>> {
+        Box::pin(async move {
+            let mut client = self.op_client("cache get").await?;
+            store::cache_get(&mut client, self.options.max_record_bytes, key)
+                .await
+                .map_err(|f| f.during("cache get"))
+        })
+    }
+
+    fn put<'a>(&'a self, key: &'a CacheKey, entry: CacheEntry) -> BoxFuture<'a, SaverResult<()>> {
+        Box::pin(async move {
+            let mut client = self.op_client("cache put").await?;
+            store::cache_put(&mut client, self.options.max_record_bytes, key, &entry)
+                .await
+                .map_err(|f| f.during("cache put"))
+        })
+    }
+
+    fn clear<'a>(
+        &'a self,
+        thread_id: &'a str,
+        node: Option<&'a str>,
+    ) -> BoxFuture<'a, SaverResult<usize>> {
+        Box::pin(async move {
+            let mut client = self.op_client("cache clear").await?;
+            store::cache_clear(&mut client, thread_id, node)
+                .await
+                .map_err(|f| f.during("cache clear"))
         })
     }
 }

@@ -44,6 +44,14 @@ const MIGRATIONS: &[&str] = &[
         value         TEXT NOT NULL,
         PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
     );",
+    // Version 2. Node cache entries (`stategraph::cache::CacheEntry` as JSON).
+    "CREATE TABLE stategraph_cache (
+        thread_id TEXT COLLATE \"C\" NOT NULL,
+        node      TEXT COLLATE \"C\" NOT NULL,
+        input     TEXT COLLATE \"C\" NOT NULL,
+        entry     TEXT NOT NULL,
+        PRIMARY KEY (thread_id, node, input)
+    );",
 ];
 
 /// The version of the tables this build creates and reads, stored as `schema_version`

@@ -11,9 +11,10 @@ use deadpool_postgres::{Client, Transaction};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use stategraph::cache::{CacheEntry, CacheKey};
 use stategraph::checkpoint::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, ListOptions, PendingWrite, StoredValue, ThreadInfo, needed_ranges,
+    CheckpointTuple, ListOptions, PendingWrite, SaveOp, StoredValue, ThreadInfo, needed_ranges,
 };
 use tokio_postgres::IsolationLevel;
 use tokio_postgres::Row;
@@ -396,6 +397,40 @@ pub(crate) async fn put(
     client: &mut Client,
     limit: usize,
     config: &CheckpointConfig,
+    checkpoint: Checkpoint,
+    metadata: &CheckpointMetadata,
+) -> Result<CheckpointConfig> {
+    let tx = client.transaction().await?;
+    let stored = put_in(&tx, limit, config, checkpoint, metadata).await?;
+    tx.commit().await?;
+    Ok(stored)
+}
+
+/// Stores every op in one transaction: all or nothing.
+pub(crate) async fn put_batch(client: &mut Client, limit: usize, ops: Vec<SaveOp>) -> Result<()> {
+    let tx = client.transaction().await?;
+    for op in ops {
+        match op {
+            SaveOp::Checkpoint {
+                config,
+                checkpoint,
+                metadata,
+            } => {
+                put_in(&tx, limit, &config, checkpoint, &metadata).await?;
+            }
+            SaveOp::Writes { config, writes } => {
+                put_writes_in(&tx, limit, &config, &writes).await?;
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn put_in(
+    tx: &Transaction<'_>,
+    limit: usize,
+    config: &CheckpointConfig,
     mut checkpoint: Checkpoint,
     metadata: &CheckpointMetadata,
 ) -> Result<CheckpointConfig> {
@@ -424,7 +459,6 @@ pub(crate) async fn put(
     let metadata_json = encode(metadata, limit, || format!("metadata of {what}"))?;
     let value_channels = encode(&value_channels, limit, || format!("value list of {what}"))?;
 
-    let tx = client.transaction().await?;
     if !value_rows.is_empty() {
         let (mut versions, mut jsons, mut channels) = (Vec::new(), Vec::new(), Vec::new());
         for (version, json, channel) in value_rows {
@@ -475,7 +509,6 @@ pub(crate) async fn put(
         ],
     )
     .await?;
-    tx.commit().await?;
     Ok(CheckpointConfig {
         thread_id: config.thread_id.clone(),
         checkpoint_ns: config.checkpoint_ns.clone(),
@@ -485,6 +518,18 @@ pub(crate) async fn put(
 
 pub(crate) async fn put_writes(
     client: &mut Client,
+    limit: usize,
+    config: &CheckpointConfig,
+    writes: &[PendingWrite],
+) -> Result<()> {
+    let tx = client.transaction().await?;
+    put_writes_in(&tx, limit, config, writes).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn put_writes_in(
+    tx: &Transaction<'_>,
     limit: usize,
     config: &CheckpointConfig,
     writes: &[PendingWrite],
@@ -512,7 +557,6 @@ pub(crate) async fn put_writes(
         into.2.push(w.channel.clone());
         into.3.push(json);
     }
-    let tx = client.transaction().await?;
     for (rows, on_conflict) in [
         (&first, "DO NOTHING"),
         (
@@ -546,7 +590,6 @@ pub(crate) async fn put_writes(
         )
         .await?;
     }
-    tx.commit().await?;
     Ok(())
 }
 
@@ -675,7 +718,7 @@ const TABLES: [&str; 3] = [
 
 pub(crate) async fn delete_thread(client: &mut Client, thread_id: &str) -> Result<()> {
     let tx = client.transaction().await?;
-    for table in TABLES {
+    for table in TABLES.iter().chain(&["stategraph_cache"]) {
         tx.execute(
             &format!("DELETE FROM {table} WHERE thread_id = $1"),
             &[&thread_id],
@@ -833,6 +876,77 @@ fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
         }
     }
     out
+}
+
+fn cache_what(key: &CacheKey) -> String {
+    format!(
+        "cache entry of node `{}` on thread `{}`",
+        key.node, key.thread_id
+    )
+}
+
+pub(crate) async fn cache_get(
+    client: &mut Client,
+    limit: usize,
+    key: &CacheKey,
+) -> Result<Option<CacheEntry>> {
+    let stmt = client
+        .prepare_cached(
+            "SELECT entry FROM stategraph_cache WHERE thread_id = $1 AND node = $2 AND input = $3",
+        )
+        .await?;
+    let row = client
+        .query_opt(&stmt, &[&key.thread_id, &key.node, &key.input])
+        .await?;
+    match row {
+        Some(row) => Ok(Some(decode(&row, 0, limit, || cache_what(key))?)),
+        None => Ok(None),
+    }
+}
+
+pub(crate) async fn cache_put(
+    client: &mut Client,
+    limit: usize,
+    key: &CacheKey,
+    entry: &CacheEntry,
+) -> Result<()> {
+    let json = encode(entry, limit, || cache_what(key))?;
+    let stmt = client
+        .prepare_cached(
+            "INSERT INTO stategraph_cache (thread_id, node, input, entry) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (thread_id, node, input) DO UPDATE SET entry = excluded.entry",
+        )
+        .await?;
+    client
+        .execute(&stmt, &[&key.thread_id, &key.node, &key.input, &json])
+        .await?;
+    Ok(())
+}
+
+pub(crate) async fn cache_clear(
+    client: &mut Client,
+    thread_id: &str,
+    node: Option<&str>,
+) -> Result<usize> {
+    let removed = match node {
+        Some(node) => {
+            client
+                .execute(
+                    "DELETE FROM stategraph_cache WHERE thread_id = $1 AND node = $2",
+                    &[&thread_id, &node],
+                )
+                .await?
+        }
+        None => {
+            client
+                .execute(
+                    "DELETE FROM stategraph_cache WHERE thread_id = $1",
+                    &[&thread_id],
+                )
+                .await?
+        }
+    };
+    Ok(usize::try_from(removed).unwrap_or(usize::MAX))
 }
 
 #[cfg(test)]

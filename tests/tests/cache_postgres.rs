@@ -1,0 +1,124 @@
+//! Node cache entries kept by the PostgreSQL saver: shared by every saver (worker) on
+//! the database, removed with `delete_thread`, and a corrupt row is a clear error.
+//!
+//! Needs a server: set `STATEGRAPH_POSTGRES_URL` (see `stategraph_tests::servers`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use stategraph::cache::{CacheKey, CachePolicy, NodeCache};
+use stategraph::checkpoint::{CheckpointError, CheckpointSaver};
+use stategraph::prelude::*;
+use stategraph_postgres::{PostgresOptions, PostgresSaver};
+use stategraph_tests::servers;
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct Page {
+    url: String,
+    #[reducer(add)]
+    fetches: u32,
+    body: String,
+}
+
+static DOWNLOADS: AtomicUsize = AtomicUsize::new(0);
+
+#[node(reads(url))]
+fn download(p: &Page) -> PageUpdate {
+    DOWNLOADS.fetch_add(1, Ordering::SeqCst);
+    Page::update()
+        .body(format!("<html>{}</html>", p.url))
+        .fetches(1)
+}
+
+fn graph(saver: PostgresSaver) -> CompiledGraph<Page> {
+    StateGraph::<Page>::new()
+        .add_node(download)
+        .add_edge(START, download)
+        .add_edge(download, END)
+        .cache(download, CachePolicy::new())
+        .compile_with(
+            CompileOptions::new()
+                .checkpointer(saver.clone())
+                .cache(saver),
+        )
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
+    let Some(url) = servers::postgres_url(module_path!()) else {
+        return;
+    };
+    let schema = servers::fresh_schema("cache");
+    let connect = || PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema));
+    let cfg = RunConfig::new().thread("page");
+    DOWNLOADS.store(0, Ordering::SeqCst);
+
+    let first = graph(connect().await.unwrap());
+    first
+        .invoke(Page::update().url("a.example"), &cfg)
+        .await
+        .unwrap();
+    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 1);
+
+    // Another worker on the same database is served from the entry.
+    let saver = connect().await.unwrap();
+    let second = graph(saver.clone());
+    let out = second
+        .invoke(Page::update().url("a.example"), &cfg)
+        .await
+        .unwrap();
+    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 1);
+    assert_eq!(out.values.body, "<html>a.example</html>");
+    assert_eq!(out.values.fetches, 2);
+    assert!(!second.staleness(&cfg, download).await.unwrap().stale);
+
+    saver.delete_thread("page").await.unwrap();
+    let key = CacheKey {
+        thread_id: "page".into(),
+        node: "download".into(),
+        input: String::new(),
+    };
+    assert_eq!(NodeCache::get(&saver, &key).await.unwrap(), None);
+    second
+        .invoke(Page::update().url("a.example"), &cfg)
+        .await
+        .unwrap();
+    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 2);
+
+    // A corrupt entry is a clear error naming the node and thread; clearing the
+    // node's cache recovers.
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!(
+            "UPDATE \"{schema}\".stategraph_cache SET entry = '{{not json'"
+        ))
+        .await
+        .unwrap();
+    let err = second
+        .invoke(Page::update().url("a.example"), &cfg)
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(err, RunError::Checkpoint(CheckpointError::Corrupt { .. })),
+        "{err:?}"
+    );
+    assert!(
+        message.contains("node `download`") && message.contains("thread `page`"),
+        "{message}"
+    );
+    assert_eq!(second.clear_node_cache(&cfg, download).await.unwrap(), 1);
+    second
+        .invoke(Page::update().url("a.example"), &cfg)
+        .await
+        .unwrap();
+    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 3);
+    drop((first, second, saver));
+    client
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+        .await
+        .unwrap();
+}
