@@ -158,6 +158,9 @@ for name in HEADLINE:
         b = growth(sg[name], "us_per_superstep_by_100_block_in_node")
         if b is not None:
             print(f"| | last 100 steps / first 100 (timed in the node) | - | {fmt(b)} | - | |")
+        b = growth(sg[name], "us_per_superstep_by_100_block_in_node_median")
+        if b is not None:
+            print(f"| | last 100 steps / first 100 (timed in the node, block medians) | - | {fmt(b)} | - | |")
 BASE = {
     "chain100_ckpt_mem_sync": "chain100_ckpt_mem",
     "chain100_ckpt_sqlite_sync": "chain100_ckpt_sqlite",

@@ -8,7 +8,7 @@ use super::lock::{LocalThreadLocks, ThreadLock};
 use super::saver::{CheckpointSaver, SaverResult};
 use super::types::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
-    StoredValue, ThreadInfo,
+    SaveOp, StoredValue, ThreadInfo,
 };
 use crate::node::BoxFuture;
 
@@ -123,6 +123,58 @@ impl InMemorySaver {
     }
 }
 
+/// The namespace `config` names, created when absent.
+fn namespace<'t>(threads: &'t mut Threads, config: &CheckpointConfig) -> &'t mut Namespace {
+    threads
+        .entry(config.thread_id.clone())
+        .or_default()
+        .entry(config.checkpoint_ns.clone())
+        .or_default()
+}
+
+fn store_checkpoint(
+    threads: &mut Threads,
+    config: &CheckpointConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+) {
+    let ns = namespace(threads, config);
+    for (channel, value) in &checkpoint.channel_values {
+        let version = checkpoint
+            .channel_versions
+            .get(channel)
+            .copied()
+            .unwrap_or(0);
+        ns.values.insert((channel.clone(), version), value.clone());
+    }
+    ns.checkpoints.insert(
+        checkpoint.id.clone(),
+        Entry {
+            checkpoint,
+            metadata,
+            parent: config.checkpoint_id.clone(),
+        },
+    );
+}
+
+/// Idempotent per (task id, index): a task's own write already stored is kept; a
+/// special write (`__`: errors, interrupts) replaces the stored one.
+fn store_writes(threads: &mut Threads, config: &CheckpointConfig, writes: Vec<PendingWrite>) {
+    let ns = namespace(threads, config);
+    let slot = ns
+        .writes
+        .entry(config.checkpoint_id.clone().unwrap_or_default())
+        .or_default();
+    for w in writes {
+        let key = (w.task_id.clone(), w.idx);
+        if w.channel.starts_with("__") {
+            slot.insert(key, w);
+        } else {
+            slot.entry(key).or_insert(w);
+        }
+    }
+}
+
 fn tuple(config: &CheckpointConfig, ns: &Namespace, id: &str, e: &Entry) -> CheckpointTuple {
     let at = |id: &str| CheckpointConfig {
         thread_id: config.thread_id.clone(),
@@ -210,29 +262,8 @@ impl CheckpointSaver for InMemorySaver {
         metadata: CheckpointMetadata,
     ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
         Box::pin(async move {
-            let mut threads = self.lock();
-            let ns = threads
-                .entry(config.thread_id.clone())
-                .or_default()
-                .entry(config.checkpoint_ns.clone())
-                .or_default();
-            for (channel, value) in &checkpoint.channel_values {
-                let version = checkpoint
-                    .channel_versions
-                    .get(channel)
-                    .copied()
-                    .unwrap_or(0);
-                ns.values.insert((channel.clone(), version), value.clone());
-            }
             let id = checkpoint.id.clone();
-            ns.checkpoints.insert(
-                id.clone(),
-                Entry {
-                    checkpoint,
-                    metadata,
-                    parent: config.checkpoint_id.clone(),
-                },
-            );
+            store_checkpoint(&mut self.lock(), config, checkpoint, metadata);
             Ok(CheckpointConfig {
                 thread_id: config.thread_id.clone(),
                 checkpoint_ns: config.checkpoint_ns.clone(),
@@ -247,22 +278,24 @@ impl CheckpointSaver for InMemorySaver {
         writes: Vec<PendingWrite>,
     ) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
+            store_writes(&mut self.lock(), config, writes);
+            Ok(())
+        })
+    }
+
+    fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
+        Box::pin(async move {
             let mut threads = self.lock();
-            let ns = threads
-                .entry(config.thread_id.clone())
-                .or_default()
-                .entry(config.checkpoint_ns.clone())
-                .or_default();
-            let slot = ns
-                .writes
-                .entry(config.checkpoint_id.clone().unwrap_or_default())
-                .or_default();
-            for w in writes {
-                let key = (w.task_id.clone(), w.idx);
-                if w.channel.starts_with("__") {
-                    slot.insert(key, w);
-                } else {
-                    slot.entry(key).or_insert(w);
+            for op in ops {
+                match op {
+                    SaveOp::Checkpoint {
+                        config,
+                        checkpoint,
+                        metadata,
+                    } => store_checkpoint(&mut threads, &config, checkpoint, metadata),
+                    SaveOp::Writes { config, writes } => {
+                        store_writes(&mut threads, &config, writes);
+                    }
                 }
             }
             Ok(())
