@@ -5,49 +5,24 @@
 //! `get_tuple` can put them back.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, ToSql, Transaction, TransactionBehavior};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use stategraph::checkpoint::{
-    CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, ListOptions, PendingWrite, SaveOp, StoredValue, ThreadInfo, needed_ranges,
+    Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    ListOptions, PendingWrite, SaveOp, StoredValue, ThreadInfo, needed_ranges,
 };
 
 use stategraph::cache::{CacheEntry, CacheKey};
+use stategraph::checkpoint::record::{
+    Place, checkpoint_what, decode_checkpoint_record, decode_record, encode_record, value_what,
+};
 
 use crate::error::{Failure, SqliteError};
 
 type Result<T> = std::result::Result<T, Failure>;
-
-/// Where a record lives, for error messages.
-#[derive(Clone, Copy)]
-struct Place<'a> {
-    thread: &'a str,
-    ns: &'a str,
-}
-
-impl<'a> Place<'a> {
-    fn of(config: &'a CheckpointConfig) -> Self {
-        Self {
-            thread: &config.thread_id,
-            ns: &config.checkpoint_ns,
-        }
-    }
-}
-
-impl fmt::Display for Place<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "thread `{}`", self.thread)?;
-        if !self.ns.is_empty() {
-            write!(f, " namespace `{}`", self.ns)?;
-        }
-        Ok(())
-    }
-}
 
 fn version_param(channel: &str, version: u64) -> Result<i64> {
     i64::try_from(version).map_err(|_| {
@@ -59,86 +34,50 @@ fn version_param(channel: &str, version: u64) -> Result<i64> {
     })
 }
 
-/// Encodes a record, refusing one this saver could not read back.
 fn encode<T: Serialize>(value: &T, limit: usize, what: impl Fn() -> String) -> Result<String> {
-    let json = serde_json::to_string(value).map_err(|source| CheckpointError::Corrupt {
-        what: what(),
-        source,
-    })?;
-    if json.len() > limit {
-        return Err(CheckpointError::Oversize {
-            what: what(),
-            size: json.len(),
-            limit,
-        }
-        .into());
-    }
-    Ok(json)
+    Ok(encode_record(value, limit, what)?)
 }
 
-/// Decodes the JSON in column `idx` of `row` without copying it out of SQLite.
+/// The JSON text in column `idx` of `row`, without copying it out of SQLite. A number
+/// is given as its text, so decoding it gives serde's own "invalid type" error.
+fn column_text<'r>(row: &'r Row<'_>, idx: usize, number: &'r mut String) -> Result<&'r [u8]> {
+    Ok(match row.get_ref(idx)? {
+        ValueRef::Text(b) | ValueRef::Blob(b) => b,
+        ValueRef::Null => b"null",
+        ValueRef::Integer(i) => {
+            *number = i.to_string();
+            number.as_bytes()
+        }
+        ValueRef::Real(r) => {
+            *number = r.to_string();
+            number.as_bytes()
+        }
+    })
+}
+
+/// Decodes the JSON in column `idx` of `row`.
 fn decode<T: DeserializeOwned>(
     row: &Row<'_>,
     idx: usize,
     limit: usize,
     what: impl Fn() -> String,
 ) -> Result<T> {
-    let number;
-    let bytes: &[u8] = match row.get_ref(idx)? {
-        ValueRef::Text(b) | ValueRef::Blob(b) => b,
-        ValueRef::Null => b"null",
-        // Decoding the number's text gives serde's own "invalid type" error.
-        ValueRef::Integer(i) => {
-            number = i.to_string();
-            number.as_bytes()
-        }
-        ValueRef::Real(r) => {
-            number = r.to_string();
-            number.as_bytes()
-        }
-    };
-    if bytes.len() > limit {
-        return Err(CheckpointError::Oversize {
-            what: what(),
-            size: bytes.len(),
-            limit,
-        }
-        .into());
-    }
-    serde_json::from_slice(bytes).map_err(|source| {
-        CheckpointError::Corrupt {
-            what: what(),
-            source,
-        }
-        .into()
-    })
+    let mut number = String::new();
+    Ok(decode_record(
+        column_text(row, idx, &mut number)?,
+        limit,
+        what,
+    )?)
 }
 
 /// Decodes a checkpoint; one that fails because it is of a newer format says so.
 fn decode_checkpoint(row: &Row<'_>, idx: usize, limit: usize, what: &str) -> Result<Checkpoint> {
-    decode::<Checkpoint>(row, idx, limit, || what.to_string()).map_err(|failure| {
-        let Failure::Checkpoint(CheckpointError::Corrupt { .. }) = &failure else {
-            return failure;
-        };
-        let Ok(Value::Object(fields)) = decode::<Value>(row, idx, limit, String::new) else {
-            return failure;
-        };
-        let found = fields
-            .get("v")
-            .and_then(Value::as_u64)
-            .and_then(|v| u32::try_from(v).ok());
-        match (found, fields.get("id").and_then(Value::as_str)) {
-            (Some(found), Some(id)) if found > CHECKPOINT_FORMAT => {
-                CheckpointError::UnsupportedFormat {
-                    id: id.to_string(),
-                    found,
-                    supported: CHECKPOINT_FORMAT,
-                }
-                .into()
-            }
-            _ => failure,
-        }
-    })
+    let mut number = String::new();
+    Ok(decode_checkpoint_record(
+        column_text(row, idx, &mut number)?,
+        limit,
+        what,
+    )?)
 }
 
 /// A checkpoint row, decoded, before its values and writes are attached.
@@ -151,10 +90,6 @@ struct Stored {
 }
 
 const CHECKPOINT_COLUMNS: &str = "checkpoint_id, parent_id, checkpoint, value_channels, metadata";
-
-fn checkpoint_what(id: &str, place: Place<'_>) -> String {
-    format!("checkpoint {id} of {place}")
-}
 
 /// Decodes a row of [`CHECKPOINT_COLUMNS`]; the metadata first, so `keep` can skip a
 /// checkpoint without decoding it.
@@ -177,10 +112,6 @@ fn read_stored(
         metadata,
         id,
     }))
-}
-
-fn value_what(channel: &str, version: u64, place: Place<'_>) -> String {
-    format!("value of channel `{channel}` version {version} in {place}")
 }
 
 /// Attaches the checkpoint's values and pending writes.

@@ -4,6 +4,7 @@
 mod error;
 mod lock;
 mod memory;
+pub mod record;
 mod saver;
 mod types;
 mod values;
