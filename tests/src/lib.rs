@@ -1,6 +1,8 @@
 //! Shared test support: the saver conformance suite, the database servers tests use,
-//! and the worker graphs and crash drill of the crash and concurrency tests.
+//! the worker graphs and crash drill of the crash and concurrency tests, and the graph
+//! of the durable node-cache tests.
 
+pub mod cached_page;
 pub mod conformance;
 pub mod crash;
 pub mod servers;

@@ -3,45 +3,12 @@
 //!
 //! Needs a server: set `STATEGRAPH_POSTGRES_URL` (see `stategraph_tests::servers`).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use stategraph::cache::{CacheKey, CachePolicy, NodeCache};
+use stategraph::cache::{CacheKey, NodeCache};
 use stategraph::checkpoint::{CheckpointError, CheckpointSaver};
 use stategraph::prelude::*;
 use stategraph_postgres::{PostgresOptions, PostgresSaver};
+use stategraph_tests::cached_page::{Page, download, downloads, graph};
 use stategraph_tests::servers;
-
-#[derive(GraphState, Clone, Debug, Default)]
-struct Page {
-    url: String,
-    #[reducer(add)]
-    fetches: u32,
-    body: String,
-}
-
-static DOWNLOADS: AtomicUsize = AtomicUsize::new(0);
-
-#[node(reads(url))]
-fn download(p: &Page) -> PageUpdate {
-    DOWNLOADS.fetch_add(1, Ordering::SeqCst);
-    Page::update()
-        .body(format!("<html>{}</html>", p.url))
-        .fetches(1)
-}
-
-fn graph(saver: PostgresSaver) -> CompiledGraph<Page> {
-    StateGraph::<Page>::new()
-        .add_node(download)
-        .add_edge(START, download)
-        .add_edge(download, END)
-        .cache(download, CachePolicy::new())
-        .compile_with(
-            CompileOptions::new()
-                .checkpointer(saver.clone())
-                .cache(saver),
-        )
-        .unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
@@ -51,14 +18,14 @@ async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
     let schema = servers::fresh_schema("cache");
     let connect = || PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema));
     let cfg = RunConfig::new().thread("page");
-    DOWNLOADS.store(0, Ordering::SeqCst);
+    let before = downloads();
 
     let first = graph(connect().await.unwrap());
     first
         .invoke(Page::update().url("a.example"), &cfg)
         .await
         .unwrap();
-    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 1);
+    assert_eq!(downloads() - before, 1);
 
     // Another worker on the same database is served from the entry.
     let saver = connect().await.unwrap();
@@ -67,7 +34,7 @@ async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
         .invoke(Page::update().url("a.example"), &cfg)
         .await
         .unwrap();
-    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 1);
+    assert_eq!(downloads() - before, 1);
     assert_eq!(out.values.body, "<html>a.example</html>");
     assert_eq!(out.values.fetches, 2);
     assert!(!second.staleness(&cfg, download).await.unwrap().stale);
@@ -83,7 +50,7 @@ async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
         .invoke(Page::update().url("a.example"), &cfg)
         .await
         .unwrap();
-    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 2);
+    assert_eq!(downloads() - before, 2);
 
     // A corrupt entry is a clear error naming the node and thread; clearing the
     // node's cache recovers.
@@ -115,7 +82,7 @@ async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
         .invoke(Page::update().url("a.example"), &cfg)
         .await
         .unwrap();
-    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 3);
+    assert_eq!(downloads() - before, 3);
     drop((first, second, saver));
     client
         .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))

@@ -3,44 +3,12 @@
 //! cache table without losing its threads.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use stategraph::cache::{CacheKey, CachePolicy, NodeCache};
+use stategraph::cache::{CacheKey, NodeCache};
 use stategraph::checkpoint::{CheckpointError, CheckpointSaver};
 use stategraph::prelude::*;
 use stategraph_sqlite::{SqliteSaver, TABLE_VERSION};
-
-#[derive(GraphState, Clone, Debug, Default)]
-struct Page {
-    url: String,
-    #[reducer(add)]
-    fetches: u32,
-    body: String,
-}
-
-static DOWNLOADS: AtomicUsize = AtomicUsize::new(0);
-
-#[node(reads(url))]
-fn download(p: &Page) -> PageUpdate {
-    DOWNLOADS.fetch_add(1, Ordering::SeqCst);
-    Page::update()
-        .body(format!("<html>{}</html>", p.url))
-        .fetches(1)
-}
-
-fn graph(saver: SqliteSaver) -> CompiledGraph<Page> {
-    StateGraph::<Page>::new()
-        .add_node(download)
-        .add_edge(START, download)
-        .add_edge(download, END)
-        .cache(download, CachePolicy::new())
-        .compile_with(
-            CompileOptions::new()
-                .checkpointer(saver.clone())
-                .cache(saver),
-        )
-        .unwrap()
-}
+use stategraph_tests::cached_page::{Page, download, downloads, graph};
 
 fn db(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("cache.db")
@@ -50,20 +18,20 @@ fn raw(path: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open(path).unwrap()
 }
 
-// Only this test runs `download`, so its call count is this test's alone.
+// Only this test runs `download` in this process, so the count is its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn entries_survive_a_restart_and_go_with_delete_thread() {
     let dir = tempfile::tempdir().unwrap();
     let path = db(&dir);
     let cfg = RunConfig::new().thread("page");
-    DOWNLOADS.store(0, Ordering::SeqCst);
+    let before = downloads();
 
     let first = graph(SqliteSaver::open(&path).unwrap());
     first
         .invoke(Page::update().url("a.example"), &cfg)
         .await
         .unwrap();
-    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 1);
+    assert_eq!(downloads() - before, 1);
     drop(first);
 
     // A new process opening the file: `download` is served from the saved entry.
@@ -73,7 +41,7 @@ async fn entries_survive_a_restart_and_go_with_delete_thread() {
         .invoke(Page::update().url("a.example"), &cfg)
         .await
         .unwrap();
-    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 1);
+    assert_eq!(downloads() - before, 1);
     assert_eq!(out.values.body, "<html>a.example</html>");
     assert_eq!(out.values.fetches, 2, "the reused write applies again");
     assert!(!second.staleness(&cfg, download).await.unwrap().stale);
@@ -90,7 +58,7 @@ async fn entries_survive_a_restart_and_go_with_delete_thread() {
         .invoke(Page::update().url("a.example"), &cfg)
         .await
         .unwrap();
-    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 2);
+    assert_eq!(downloads() - before, 2);
 
     // A corrupt entry is a clear error naming the node and thread; nothing else in
     // the file is touched, and clearing the node's cache recovers.
@@ -127,7 +95,7 @@ async fn entries_survive_a_restart_and_go_with_delete_thread() {
         .invoke(Page::update().url("a.example"), &cfg)
         .await
         .unwrap();
-    assert_eq!(DOWNLOADS.load(Ordering::SeqCst), 3);
+    assert_eq!(downloads() - before, 3);
 }
 
 #[tokio::test]
