@@ -909,6 +909,10 @@ impl<'g, S: GraphState> Loop<'g, S> {
         run: &[Arc<str>],
         when: &str,
     ) -> Vec<Interrupt> {
+        // Runs before every step: nothing to look at without breakpoints.
+        if compiled.is_empty() && run.is_empty() {
+            return Vec::new();
+        }
         let checkpoint = self
             .persist
             .as_ref()
@@ -1128,14 +1132,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
             }
             _ => Vec::new(),
         };
-        let cached: Vec<bool> = (0..tasks.len())
-            .map(|i| {
-                probes
-                    .get(i)
-                    .and_then(Option::as_ref)
-                    .is_some_and(caching::Probe::is_hit)
-            })
+        // Empty (no allocation) when no task of the step is cache-enabled.
+        let hits: Vec<bool> = probes
+            .iter()
+            .map(|p| p.as_ref().is_some_and(caching::Probe::is_hit))
             .collect();
+        let cached = |i: usize| hits.get(i).copied().unwrap_or(false);
         let resumed: Vec<bool> = known
             .iter()
             .map(|k| matches!(k, Known::Output(_)))
@@ -1161,7 +1163,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     node: node.clone(),
                     input: input.clone(),
                     triggers: triggers.clone(),
-                    cached: cached[i],
+                    cached: cached(i),
                 })
                 .await;
             }
@@ -1227,7 +1229,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         result: result.clone(),
                         interrupts: interrupts.clone(),
                         resumed: resumed[i],
-                        cached: cached[i],
+                        cached: cached(i),
                     }
                 })
                 .await;
@@ -1290,7 +1292,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     duration_us: u64::try_from(durations[i].as_micros()).unwrap_or(u64::MAX),
                     wrote: !out.writes.is_empty(),
                     resumed: resumed[i],
-                    cached: cached[i],
+                    cached: cached(i),
                     routed_to: Vec::new(),
                 })
                 .collect()
@@ -1348,7 +1350,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         step: self.step,
                         node: node.clone(),
                         updates: updates.clone(),
-                        cached: cached[i],
+                        cached: cached(i),
                     })
                     .await;
                 }
@@ -1361,7 +1363,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         result: updates.clone(),
                         interrupts: Vec::new(),
                         resumed: resumed[i],
-                        cached: cached[i],
+                        cached: cached(i),
                     }
                 })
                 .await;

@@ -224,11 +224,13 @@ pub(crate) async fn execute<S: GraphState>(
         custom: &custom,
     };
     let limit = config.max_concurrency.unwrap_or(usize::MAX);
-    let mut in_flight = FuturesUnordered::new();
+    // Made on the first task that cannot run inline: most steps of plain sync nodes
+    // never need it.
+    let mut in_flight = None;
     let mut queue = to_run.into_iter();
     let mut exhausted = false;
     loop {
-        while !exhausted && in_flight.len() < limit {
+        while !exhausted && in_flight.as_ref().map_or(0, FuturesUnordered::len) < limit {
             let Some(i) = queue.next() else {
                 exhausted = true;
                 break;
@@ -250,7 +252,7 @@ pub(crate) async fn execute<S: GraphState>(
                 }
             } else {
                 let task_env = env(i, 1);
-                in_flight.push(
+                in_flight.get_or_insert_with(FuturesUnordered::new).push(
                     async move {
                         let started = Instant::now();
                         let result = run_task(node, input, task_env).await;
@@ -260,7 +262,11 @@ pub(crate) async fn execute<S: GraphState>(
                 );
             }
         }
-        match in_flight.next().await {
+        let next = match in_flight.as_mut() {
+            Some(running) => running.next().await,
+            None => None,
+        };
+        match next {
             Some((i, result, took)) => {
                 outcome.durations[i] = took;
                 if let Some(error) =
