@@ -10,19 +10,7 @@ use std::sync::Arc;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use stategraph::checkpoint::{Checkpoint, CheckpointConfig, CheckpointSaver, InMemorySaver};
 use stategraph::prelude::*;
-
-#[derive(GraphState, Clone, Debug, Default)]
-struct Counter {
-    counter: u64,
-}
-
-#[derive(GraphState, Clone, Debug, Default)]
-struct Fan {
-    n: u64,
-    #[reducer(append)]
-    results: Vec<u64>,
-    total: u64,
-}
+use stategraph_bench::{CounterState, FanState, chain, fanout, router_loop};
 
 #[derive(GraphState, Clone, Debug, Default)]
 struct Big {
@@ -215,21 +203,6 @@ fn wide_update_per_field() -> Vec<WideUpdate> {
     ]
 }
 
-#[node]
-fn fan_start(_s: &Fan) -> Option<FanUpdate> {
-    None
-}
-
-#[node]
-fn worker(i: &u64) -> FanUpdate {
-    Fan::update().results([i * 2])
-}
-
-#[node]
-fn reduce(s: &Fan) -> FanUpdate {
-    Fan::update().total(s.results.iter().sum::<u64>())
-}
-
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -241,9 +214,9 @@ fn apply_writes(c: &mut Criterion) {
     let mut g = c.benchmark_group("apply_writes");
     g.bench_function("last_value_1_write", |b| {
         b.iter_batched(
-            Counter::default,
+            CounterState::default,
             |mut s| {
-                let w = vec![Write::new("n0", Counter::update().counter(1u64))];
+                let w = vec![Write::new("n0", CounterState::update().counter(1u64))];
                 black_box(s.apply_writes(w).expect("valid"));
                 s
             },
@@ -254,9 +227,9 @@ fn apply_writes(c: &mut Criterion) {
         b.iter_batched(
             || {
                 let writes: Vec<_> = (0..1000u64)
-                    .map(|i| Write::new("worker", Fan::update().results([i * 2])))
+                    .map(|i| Write::new("worker", FanState::update().results([i * 2])))
                     .collect();
-                (Fan::default(), writes)
+                (FanState::default(), writes)
             },
             |(mut s, w)| {
                 black_box(s.apply_writes(w).expect("valid"));
@@ -301,74 +274,32 @@ fn superstep(c: &mut Criterion) {
     let rt = rt();
     let mut g = c.benchmark_group("superstep");
 
-    let mut chain = StateGraph::<Counter>::new();
-    let nodes: Vec<_> = (0..100)
-        .map(|i| {
-            chain.add_node_fn(format!("n{i}"), |s: &Counter| {
-                Counter::update().counter(s.counter + 1)
-            })
-        })
-        .collect();
-    chain.add_edge(START, &nodes[0]);
-    for p in nodes.windows(2) {
-        chain.add_edge(&p[0], &p[1]);
-    }
-    chain.add_edge(&nodes[99], END);
-    let chain = chain.compile().expect("compiles");
+    let chain = chain(100, CompileOptions::new()).expect("compiles");
     g.bench_function("chain100_invoke", |b| {
         b.iter(|| {
             let out = rt
-                .block_on(chain.invoke(Counter::update().counter(0u64), &RunConfig::new()))
+                .block_on(chain.invoke(CounterState::update().counter(0u64), &RunConfig::new()))
                 .expect("runs");
             assert_eq!(out.values.counter, 100);
         });
     });
 
-    let mut lp = StateGraph::<Counter>::new();
-    let step = lp.add_node_fn("step", |s: &Counter| {
-        Counter::update().counter(s.counter + 1)
-    });
-    let target = step.clone();
-    lp.add_edge(START, &step).add_conditional_edges(
-        &step,
-        move |s: &Counter| {
-            if s.counter >= 100 {
-                Route::end()
-            } else {
-                Route::to(&target)
-            }
-        },
-        (&step, END),
-    );
-    let lp = lp.compile().expect("compiles");
+    let lp = router_loop(100).expect("compiles");
     g.bench_function("router_loop100_invoke", |b| {
         b.iter(|| {
             let out = rt
-                .block_on(lp.invoke(Counter::update().counter(0u64), &RunConfig::new()))
+                .block_on(lp.invoke(CounterState::update().counter(0u64), &RunConfig::new()))
                 .expect("runs");
             assert_eq!(out.values.counter, 100);
         });
     });
 
-    let fan = StateGraph::<Fan>::new()
-        .add_node(fan_start)
-        .add_node(worker)
-        .add_node(reduce)
-        .add_edge(START, fan_start)
-        .add_conditional_edges(
-            fan_start,
-            |s: &Fan| Route::sends((0..s.n).map(|i| stategraph::Send::new(worker, i))),
-            [worker],
-        )
-        .add_edge(worker, reduce)
-        .add_edge(reduce, END)
-        .compile()
-        .expect("compiles");
+    let fan = fanout().expect("compiles");
     g.sample_size(20);
     g.bench_function("fanout1000_invoke", |b| {
         b.iter(|| {
             let out = rt
-                .block_on(fan.invoke(Fan::update().n(1000u64), &RunConfig::new()))
+                .block_on(fan.invoke(FanState::update().n(1000u64), &RunConfig::new()))
                 .expect("runs");
             assert_eq!(out.values.total, 999_000);
         });

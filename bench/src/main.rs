@@ -21,39 +21,13 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use stategraph::checkpoint::InMemorySaver;
 use stategraph::prelude::*;
+use stategraph_bench::{CounterState, FanState, chain, fanout, router_loop};
 use stategraph_sqlite::{SqliteOptions, SqliteSaver, Synchronous};
 
 type Error = Box<dyn std::error::Error>;
 type Fields = Map<String, Value>;
 
 // ---------------------------------------------------------------- graphs
-
-/// The chain and loop state: one last-value counter (each node writes `counter + 1`).
-#[derive(GraphState, Clone, Debug, Default)]
-struct CounterState {
-    counter: u64,
-}
-
-fn inc(state: &CounterState) -> CounterStateUpdate {
-    CounterState::update().counter(state.counter + 1)
-}
-
-/// START → n0 → n1 → … → n{n-1} → END.
-fn build_chain(
-    n: usize,
-    options: CompileOptions,
-) -> Result<CompiledGraph<CounterState>, stategraph::BuildError> {
-    let mut g = StateGraph::<CounterState>::new();
-    let nodes: Vec<_> = (0..n)
-        .map(|i| g.add_node_fn(format!("n{i}"), inc))
-        .collect();
-    g.add_edge(START, &nodes[0]);
-    for pair in nodes.windows(2) {
-        g.add_edge(&pair[0], &pair[1]);
-    }
-    g.add_edge(&nodes[n - 1], END);
-    g.compile_with(options)
-}
 
 /// `n_invokes` timed invokes after two untimed warm-ups; with `thread_prefix`, each
 /// invoke runs on a thread of its own.
@@ -103,13 +77,13 @@ async fn timed_invokes(
 }
 
 async fn sc_chain100() -> Result<Fields, Error> {
-    let graph = build_chain(100, CompileOptions::new())?;
+    let graph = chain(100, CompileOptions::new())?;
     timed_invokes(&graph, 200, 100, None).await
 }
 
 async fn sc_chain100_ckpt_mem(durability: Durability) -> Result<Fields, Error> {
     let saver = Arc::new(InMemorySaver::new());
-    let graph = build_chain(
+    let graph = chain(
         100,
         CompileOptions::new().shared_checkpointer(saver.clone()),
     )?;
@@ -136,7 +110,7 @@ async fn sc_chain100_ckpt_sqlite(
     remove_db(&path);
     let result = async {
         let saver = SqliteSaver::open_with(&path, SqliteOptions::new().synchronous(synchronous))?;
-        let graph = build_chain(100, CompileOptions::new().checkpointer(saver.clone()))?;
+        let graph = chain(100, CompileOptions::new().checkpointer(saver.clone()))?;
         let r = timed_invokes(&graph, 20, 100, Some(("sql", durability))).await?;
         let last = graph
             .get_state(&RunConfig::new().thread("sql-19"))
@@ -164,22 +138,7 @@ async fn sc_chain100_ckpt_sqlite(
 }
 
 async fn sc_loop10k() -> Result<Fields, Error> {
-    let mut g = StateGraph::<CounterState>::new();
-    let step = g.add_node_fn("step", inc);
-    g.add_edge(START, &step);
-    let target = step.clone();
-    g.add_conditional_edges(
-        &step,
-        move |s: &CounterState| {
-            if s.counter >= 10_000 {
-                Route::end()
-            } else {
-                Route::to(&target)
-            }
-        },
-        (&step, END),
-    );
-    let graph = g.compile()?;
+    let graph = router_loop(10_000)?;
     let config = RunConfig::new().recursion_limit(10_010);
     let t0 = Instant::now();
     let out = graph
@@ -196,45 +155,9 @@ async fn sc_loop10k() -> Result<Fields, Error> {
     })))
 }
 
-/// The fan-out state: `n` Sends, each appending `2 * i` to `results`; `total` their sum.
-#[derive(GraphState, Clone, Debug, Default)]
-struct FanState {
-    n: u64,
-    #[reducer(append)]
-    results: Vec<u64>,
-    total: u64,
-}
-
-#[node]
-fn fan_start(_state: &FanState) -> Option<FanStateUpdate> {
-    None
-}
-
-#[node]
-fn worker(i: &u64) -> FanStateUpdate {
-    FanState::update().results([i * 2])
-}
-
-#[node]
-fn reduce(state: &FanState) -> FanStateUpdate {
-    FanState::update().total(state.results.iter().sum::<u64>())
-}
-
 async fn sc_fanout1k() -> Result<Fields, Error> {
     let n: u64 = 1000;
-    let graph = StateGraph::<FanState>::new()
-        .add_node(fan_start)
-        .add_node(worker)
-        .add_node(reduce)
-        .add_edge(START, fan_start)
-        .add_conditional_edges(
-            fan_start,
-            |s: &FanState| Route::sends((0..s.n).map(|i| stategraph::Send::new(worker, i))),
-            [worker],
-        )
-        .add_edge(worker, reduce)
-        .add_edge(reduce, END)
-        .compile()?;
+    let graph = fanout()?;
     let expected: u64 = (0..n).map(|i| 2 * i).sum();
     let config = RunConfig::new();
     let out = graph.invoke(FanState::update().n(n), &config).await?; // warm-up

@@ -1,0 +1,107 @@
+//! The graphs the scenario runner (`stategraph-bench`) and the criterion benches
+//! share: the same shapes as the LangGraph reference script.
+
+use stategraph::prelude::*;
+
+/// The chain and loop state: one last-value counter (each node writes `counter + 1`).
+#[derive(GraphState, Clone, Debug, Default)]
+pub struct CounterState {
+    /// Incremented by every node.
+    pub counter: u64,
+}
+
+fn inc(state: &CounterState) -> CounterStateUpdate {
+    CounterState::update().counter(state.counter + 1)
+}
+
+/// START → n0 → n1 → … → n{n-1} → END, each node incrementing the counter.
+///
+/// # Errors
+/// Only for `n == 0` (no entry from START).
+pub fn chain(
+    n: usize,
+    options: CompileOptions,
+) -> Result<CompiledGraph<CounterState>, stategraph::BuildError> {
+    let mut g = StateGraph::<CounterState>::new();
+    let nodes: Vec<_> = (0..n)
+        .map(|i| g.add_node_fn(format!("n{i}"), inc))
+        .collect();
+    if let (Some(first), Some(last)) = (nodes.first(), nodes.last()) {
+        g.add_edge(START, first);
+        g.add_edge(last, END);
+    }
+    for pair in nodes.windows(2) {
+        g.add_edge(&pair[0], &pair[1]);
+    }
+    g.compile_with(options)
+}
+
+/// One node and a router looping back to it until the counter reaches `until`.
+///
+/// # Errors
+/// None in practice (the graph is well formed).
+pub fn router_loop(until: u64) -> Result<CompiledGraph<CounterState>, stategraph::BuildError> {
+    let mut g = StateGraph::<CounterState>::new();
+    let step = g.add_node_fn("step", inc);
+    let target = step.clone();
+    g.add_edge(START, &step).add_conditional_edges(
+        &step,
+        move |s: &CounterState| {
+            if s.counter >= until {
+                Route::end()
+            } else {
+                Route::to(&target)
+            }
+        },
+        (&step, END),
+    );
+    g.compile()
+}
+
+/// The fan-out state: `n` Sends, each appending `2 * i` to `results`; `total` their sum.
+#[derive(GraphState, Clone, Debug, Default)]
+pub struct FanState {
+    /// How many Sends.
+    pub n: u64,
+    /// Each Send's result.
+    #[reducer(append)]
+    pub results: Vec<u64>,
+    /// The reduce node's sum.
+    pub total: u64,
+}
+
+#[node]
+fn fan_start(_state: &FanState) -> Option<FanStateUpdate> {
+    None
+}
+
+#[node]
+fn worker(i: &u64) -> FanStateUpdate {
+    FanState::update().results([i * 2])
+}
+
+#[node]
+fn reduce(state: &FanState) -> FanStateUpdate {
+    FanState::update().total(state.results.iter().sum::<u64>())
+}
+
+/// A router returning `n` `Send("worker", i)`, the workers appending `2 * i`, and a
+/// reduce node summing them.
+///
+/// # Errors
+/// None in practice (the graph is well formed).
+pub fn fanout() -> Result<CompiledGraph<FanState>, stategraph::BuildError> {
+    StateGraph::<FanState>::new()
+        .add_node(fan_start)
+        .add_node(worker)
+        .add_node(reduce)
+        .add_edge(START, fan_start)
+        .add_conditional_edges(
+            fan_start,
+            |s: &FanState| Route::sends((0..s.n).map(|i| stategraph::Send::new(worker, i))),
+            [worker],
+        )
+        .add_edge(worker, reduce)
+        .add_edge(reduce, END)
+        .compile()
+}
