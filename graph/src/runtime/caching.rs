@@ -23,6 +23,8 @@ pub(crate) struct Probe {
     seen: BTreeMap<String, SeenChannel>,
     /// The entry it was served from, if it was.
     hit: Option<CacheEntry>,
+    /// The node's cache expiry.
+    ttl: Option<std::time::Duration>,
 }
 
 impl Probe {
@@ -97,10 +99,10 @@ pub(crate) async fn lookup<S: GraphState>(
     let mut probes = Vec::with_capacity(tasks.len());
     for (i, task) in tasks.iter().enumerate() {
         let node = &g.nodes[task.node];
-        if node.cache.is_none() || !matches!(known.get(i), Some(Known::Run)) {
+        let (Some(policy), Some(Known::Run)) = (&node.cache, known.get(i)) else {
             probes.push(None);
             continue;
-        }
+        };
         let (input, seen) = match &task.payload {
             Some(payload) => {
                 let send = crate::send::Send::<S>::from_parts(node.name.clone(), payload.clone());
@@ -132,7 +134,12 @@ pub(crate) async fn lookup<S: GraphState>(
                 Err(e) => tracing::warn!(node = %node.name, error = %e, "ignoring cache entry"),
             }
         }
-        probes.push(Some(Probe { key, seen, hit }));
+        probes.push(Some(Probe {
+            key,
+            seen,
+            hit,
+            ttl: policy.ttl,
+        }));
     }
     Ok(probes)
 }
@@ -203,15 +210,19 @@ pub(crate) fn prepare<S: GraphState>(
 
 /// Stores the records once the step's writes are applied (`versions` are the
 /// post-step versions).
-pub(crate) async fn store<S: GraphState>(
-    g: &Graph<S>,
+pub(crate) async fn store(
     store: &dyn NodeCache,
     versions: &Versions,
     pending: Vec<Pending>,
 ) -> Result<(), RunError> {
     let now = now_ms();
     for Pending { probe, writes, own } in pending {
-        let Probe { key, mut seen, hit } = probe;
+        let Probe {
+            key,
+            mut seen,
+            hit,
+            ttl,
+        } = probe;
         // A node does not go stale from its own writes.
         for (name, (index, digest)) in own {
             seen.insert(
@@ -222,11 +233,6 @@ pub(crate) async fn store<S: GraphState>(
                 },
             );
         }
-        let ttl = g
-            .index
-            .get(key.node.as_str())
-            .and_then(|&n| g.nodes[n].cache.as_ref())
-            .and_then(|p| p.ttl);
         let (created_ms, expires_ms) = match &hit {
             Some(entry) => (entry.created_ms, entry.expires_ms),
             None => (

@@ -1340,7 +1340,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         if let Some(store) = &g.cache
             && !cache_records.is_empty()
         {
-            caching::store(g, &**store, &self.versions, cache_records).await?;
+            caching::store(&**store, &self.versions, cache_records).await?;
         }
         if let (Some(em), Some(streamed)) = (&self.emitter, streamed) {
             for (i, ((task, id), updates)) in tasks.iter().zip(&ids).zip(streamed).enumerate() {
