@@ -847,24 +847,12 @@ pub(crate) async fn cache_clear(
     thread_id: &str,
     node: Option<&str>,
 ) -> Result<usize> {
-    let removed = match node {
-        Some(node) => {
-            client
-                .execute(
-                    "DELETE FROM stategraph_cache WHERE thread_id = $1 AND node = $2",
-                    &[&thread_id, &node],
-                )
-                .await?
-        }
-        None => {
-            client
-                .execute(
-                    "DELETE FROM stategraph_cache WHERE thread_id = $1",
-                    &[&thread_id],
-                )
-                .await?
-        }
-    };
+    let removed = client
+        .execute(
+            "DELETE FROM stategraph_cache WHERE thread_id = $1 AND ($2::text IS NULL OR node = $2)",
+            &[&thread_id, &node],
+        )
+        .await?;
     Ok(usize::try_from(removed).unwrap_or(usize::MAX))
 }
 

@@ -723,17 +723,10 @@ pub(crate) fn cache_clear(
     thread_id: &str,
     node: Option<&str>,
 ) -> Result<usize> {
-    let removed = match node {
-        Some(node) => conn.execute(
-            "DELETE FROM stategraph_cache WHERE thread_id = ?1 AND node = ?2",
-            (thread_id, node),
-        )?,
-        None => conn.execute(
-            "DELETE FROM stategraph_cache WHERE thread_id = ?1",
-            [thread_id],
-        )?,
-    };
-    Ok(removed)
+    Ok(conn.execute(
+        "DELETE FROM stategraph_cache WHERE thread_id = ?1 AND (?2 IS NULL OR node = ?2)",
+        (thread_id, node),
+    )?)
 }
 
 #[cfg(test)]

@@ -83,6 +83,16 @@ async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
         .await
         .unwrap();
     assert_eq!(downloads() - before, 3);
+    // Clearing the thread removes its one entry, and only on that thread.
+    assert_eq!(
+        second
+            .clear_cache(&RunConfig::new().thread("other"))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(second.clear_cache(&cfg).await.unwrap(), 1);
+    assert_eq!(second.clear_cache(&cfg).await.unwrap(), 0);
     drop((first, second, saver));
     client
         .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))

@@ -96,6 +96,16 @@ async fn entries_survive_a_restart_and_go_with_delete_thread() {
         .await
         .unwrap();
     assert_eq!(downloads() - before, 3);
+    // Clearing the thread removes its one entry, and only on that thread.
+    assert_eq!(
+        second
+            .clear_cache(&RunConfig::new().thread("other"))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(second.clear_cache(&cfg).await.unwrap(), 1);
+    assert_eq!(second.clear_cache(&cfg).await.unwrap(), 0);
 }
 
 #[tokio::test]
