@@ -180,6 +180,9 @@ pub(crate) struct Graph<S: GraphState> {
     pub(crate) interrupt_after: Vec<usize>,
     /// SHA-256 (hex) of the topology; see [`CompiledGraph::graph_version`].
     pub(crate) version: String,
+    /// The largest batch of background saves in the last run: the next run's save
+    /// queue reserves that much up front instead of growing (and copying) its ops.
+    pub(crate) save_batch_hint: std::sync::atomic::AtomicUsize,
 }
 
 /// Maps the channel values of a checkpoint written under an older schema (by channel
@@ -631,6 +634,7 @@ pub(crate) fn compile<S: GraphState>(
             interrupt_before,
             interrupt_after,
             version,
+            save_batch_hint: std::sync::atomic::AtomicUsize::new(0),
         }),
     })
 }

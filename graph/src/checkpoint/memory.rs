@@ -12,40 +12,27 @@ use super::types::{
 };
 use crate::node::BoxFuture;
 
+#[derive(Clone)]
 struct Entry {
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     parent: Option<String>,
 }
 
-#[derive(Default)]
-struct Namespace {
-    checkpoints: BTreeMap<String, Entry>,
-    writes: BTreeMap<String, BTreeMap<(String, u32), PendingWrite>>,
-    values: BTreeMap<(String, u64), StoredValue>,
+/// A pending write as stored: the task id and index are its key.
+#[derive(Clone)]
+struct StoredWrite {
+    channel: String,
+    value: serde_json::Value,
 }
 
-impl Clone for Namespace {
-    fn clone(&self) -> Self {
-        Self {
-            checkpoints: self
-                .checkpoints
-                .iter()
-                .map(|(k, e)| {
-                    (
-                        k.clone(),
-                        Entry {
-                            checkpoint: e.checkpoint.clone(),
-                            metadata: e.metadata.clone(),
-                            parent: e.parent.clone(),
-                        },
-                    )
-                })
-                .collect(),
-            writes: self.writes.clone(),
-            values: self.values.clone(),
-        }
-    }
+#[derive(Clone, Default)]
+struct Namespace {
+    // Boxed: a checkpoint is a few hundred bytes, and B-tree nodes move their
+    // entries around as they fill and split.
+    checkpoints: BTreeMap<String, Box<Entry>>,
+    writes: BTreeMap<String, BTreeMap<(String, u32), StoredWrite>>,
+    values: BTreeMap<(String, u64), StoredValue>,
 }
 
 type Threads = HashMap<String, BTreeMap<String, Namespace>>;
@@ -123,22 +110,24 @@ impl InMemorySaver {
     }
 }
 
-/// The namespace `config` names, created when absent.
-fn namespace<'t>(threads: &'t mut Threads, config: &CheckpointConfig) -> &'t mut Namespace {
+/// The namespace `config` names, created when absent. Takes the config by value: a
+/// background batch owns its configs, so storing them moves the names instead of
+/// copying them.
+fn namespace(threads: &mut Threads, thread_id: String, checkpoint_ns: String) -> &mut Namespace {
     threads
-        .entry(config.thread_id.clone())
+        .entry(thread_id)
         .or_default()
-        .entry(config.checkpoint_ns.clone())
+        .entry(checkpoint_ns)
         .or_default()
 }
 
 fn store_checkpoint(
     threads: &mut Threads,
-    config: &CheckpointConfig,
+    config: CheckpointConfig,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
 ) {
-    let ns = namespace(threads, config);
+    let ns = namespace(threads, config.thread_id, config.checkpoint_ns);
     for (channel, value) in &checkpoint.channel_values {
         let version = checkpoint
             .channel_versions
@@ -149,28 +138,33 @@ fn store_checkpoint(
     }
     ns.checkpoints.insert(
         checkpoint.id.clone(),
-        Entry {
+        Box::new(Entry {
             checkpoint,
             metadata,
-            parent: config.checkpoint_id.clone(),
-        },
+            parent: config.checkpoint_id,
+        }),
     );
 }
 
 /// Idempotent per (task id, index): a task's own write already stored is kept; a
 /// special write (`__`: errors, interrupts) replaces the stored one.
-fn store_writes(threads: &mut Threads, config: &CheckpointConfig, writes: Vec<PendingWrite>) {
-    let ns = namespace(threads, config);
+fn store_writes(threads: &mut Threads, config: CheckpointConfig, writes: Vec<PendingWrite>) {
+    let ns = namespace(threads, config.thread_id, config.checkpoint_ns);
     let slot = ns
         .writes
-        .entry(config.checkpoint_id.clone().unwrap_or_default())
+        .entry(config.checkpoint_id.unwrap_or_default())
         .or_default();
     for w in writes {
-        let key = (w.task_id.clone(), w.idx);
-        if w.channel.starts_with("__") {
-            slot.insert(key, w);
+        let special = w.channel.starts_with("__");
+        let key = (w.task_id, w.idx);
+        let write = StoredWrite {
+            channel: w.channel,
+            value: w.value,
+        };
+        if special {
+            slot.insert(key, write);
         } else {
-            slot.entry(key).or_insert(w);
+            slot.entry(key).or_insert(write);
         }
     }
 }
@@ -189,7 +183,16 @@ fn tuple(config: &CheckpointConfig, ns: &Namespace, id: &str, e: &Entry) -> Chec
         pending_writes: ns
             .writes
             .get(id)
-            .map(|w| w.values().cloned().collect())
+            .map(|w| {
+                w.iter()
+                    .map(|((task_id, idx), write)| PendingWrite {
+                        task_id: task_id.clone(),
+                        idx: *idx,
+                        channel: write.channel.clone(),
+                        value: write.value.clone(),
+                    })
+                    .collect()
+            })
             .unwrap_or_default(),
     }
 }
@@ -263,7 +266,7 @@ impl CheckpointSaver for InMemorySaver {
     ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
         Box::pin(async move {
             let id = checkpoint.id.clone();
-            store_checkpoint(&mut self.lock(), config, checkpoint, metadata);
+            store_checkpoint(&mut self.lock(), config.clone(), checkpoint, metadata);
             Ok(CheckpointConfig {
                 thread_id: config.thread_id.clone(),
                 checkpoint_ns: config.checkpoint_ns.clone(),
@@ -278,7 +281,7 @@ impl CheckpointSaver for InMemorySaver {
         writes: Vec<PendingWrite>,
     ) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
-            store_writes(&mut self.lock(), config, writes);
+            store_writes(&mut self.lock(), config.clone(), writes);
             Ok(())
         })
     }
@@ -292,9 +295,9 @@ impl CheckpointSaver for InMemorySaver {
                         config,
                         checkpoint,
                         metadata,
-                    } => store_checkpoint(&mut threads, &config, checkpoint, metadata),
+                    } => store_checkpoint(&mut threads, config, checkpoint, metadata),
                     SaveOp::Writes { config, writes } => {
-                        store_writes(&mut threads, &config, writes);
+                        store_writes(&mut threads, config, writes);
                     }
                 }
             }

@@ -13,6 +13,7 @@ mod tasks;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use tracing::Instrument;
 
@@ -45,15 +46,19 @@ const COMMAND_TASK: &str = "__command__";
 /// `{step}:{node}:send{k}` for the k-th `Send` task. Adding a task to a paused step
 /// never changes the ids of the others.
 pub(crate) fn task_ids<'a>(step: i64, tasks: impl Iterator<Item = (&'a str, bool)>) -> Vec<String> {
+    use std::fmt::Write as _;
     let mut sends = 0;
     tasks
         .map(|(node, is_send)| {
+            // Sized up front: `format!` would grow the string piece by piece.
+            let mut id = String::with_capacity(node.len() + 48);
             if is_send {
                 sends += 1;
-                format!("{step}:{node}:send{}", sends - 1)
+                let _ = write!(id, "{step}:{node}:send{}", sends - 1);
             } else {
-                format!("{step}:{node}")
+                let _ = write!(id, "{step}:{node}");
             }
+            id
         })
         .collect()
 }
@@ -368,7 +373,7 @@ struct Persist {
     /// Steps run since the last saved checkpoint, for its metadata.
     history: Vec<StepRecord>,
     /// Nodes that wrote in the last step (for `update_state` without `as_node`).
-    last_writers: Vec<String>,
+    last_writers: Vec<Arc<str>>,
     /// Unanswered interrupts of tasks of the next step, by task id.
     waiting: HashMap<String, Interrupt>,
     /// Answers given to tasks of the next step, by task id, in call order.
@@ -380,6 +385,9 @@ struct Persist {
 
 struct Loop<'g, S: GraphState> {
     g: &'g Graph<S>,
+    /// The resume values of a task nobody answered: one shared empty list, so a
+    /// step does not allocate one per task.
+    no_answers: Arc<[serde_json::Value]>,
     config: &'g RunConfig,
     state: S,
     versions: Versions,
@@ -490,6 +498,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             versions: vec![0; S::CHANNELS.len()],
             bases: vec![None; S::CHANNELS.len()],
             versions_seen: BTreeMap::new(),
+            no_answers: Arc::from(Vec::new()),
             next: Frontier::new(g.nodes.len()),
             barriers: g
                 .joins
@@ -514,7 +523,10 @@ impl<'g, S: GraphState> Loop<'g, S> {
             unsaved: ChangeSet::new(),
             resumed: HashMap::new(),
             buffered: Vec::new(),
-            queue: Arc::default(),
+            queue: Arc::new(std::sync::Mutex::new(SaveQueue {
+                last_batch: self.g.save_batch_hint.load(Ordering::Relaxed),
+                ..SaveQueue::default()
+            })),
             background: None,
             durability: config.durability,
             dirty: false,
@@ -551,7 +563,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 .tasks
                 .iter()
                 .filter(|r| r.wrote)
-                .map(|r| r.node.clone())
+                .map(|r| Arc::from(r.node.as_str()))
                 .collect();
         }
         let id = &t.checkpoint.id;
@@ -982,9 +994,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
         writers.dedup();
         match writers.as_slice() {
             [] => Ok(None),
-            [one] => Ok(self.g.index.get(one.as_str()).copied()),
+            [one] => Ok(self.g.index.get(&**one).copied()),
             _ => Err(RunError::AmbiguousUpdate {
-                candidates: writers,
+                candidates: writers.iter().map(ToString::to_string).collect(),
             }),
         }
     }
@@ -1076,9 +1088,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
             .as_ref()
             .map(|p| p.thread.as_str())
             .unwrap_or_default();
-        let keys: Vec<String> = ids
+        let keys: Vec<Arc<str>> = ids
             .iter()
-            .map(|id| format!("{thread}:{checkpoint}:{id}"))
+            .map(|id| Arc::from([thread, ":", checkpoint.as_str(), ":", id.as_str()].concat()))
             .collect();
         let mut known: Vec<Known<S>> = Vec::with_capacity(tasks.len());
         let mut resume: Vec<Arc<[serde_json::Value]>> = Vec::with_capacity(tasks.len());
@@ -1097,7 +1109,11 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         value: value.clone(),
                     });
                 }
-                resume.push(Arc::from(given));
+                resume.push(if given.is_empty() {
+                    self.no_answers.clone()
+                } else {
+                    Arc::from(given)
+                });
                 known.push(match (saved.get(id), waiting.remove(id)) {
                     (Some(writes), _) => {
                         let writes: Vec<&PendingWrite> = writes.iter().collect();
@@ -1174,6 +1190,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             resume: &resume,
             known,
             custom: self.emitter.as_ref().and_then(Emitter::custom_sink),
+            no_resume: self.no_answers.clone(),
         };
         let executed = match &mut self.persist {
             Some(p) => {
@@ -1287,8 +1304,10 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 .zip(&outputs)
                 .enumerate()
                 .map(|(i, (t, out))| TaskRecord {
-                    id: ids[i].clone(),
-                    node: g.nodes[t.node].name.to_string(),
+                    // Filled in at the end of the step, when the ids are no longer
+                    // needed: moved instead of copied.
+                    id: String::new(),
+                    node: String::from(&*g.nodes[t.node].name),
                     duration_us: u64::try_from(durations[i].as_micros()).unwrap_or(u64::MAX),
                     wrote: !out.writes.is_empty(),
                     resumed: resumed[i],
@@ -1372,7 +1391,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         if let Some(seen) = &seen_before {
             for task in tasks {
                 self.versions_seen
-                    .insert(g.nodes[task.node].name.to_string(), seen.clone());
+                    .insert(String::from(&*g.nodes[task.node].name), seen.clone());
             }
         }
 
@@ -1454,11 +1473,19 @@ impl<'g, S: GraphState> Loop<'g, S> {
             .await;
         }
         if let (Some(p), Some(history), Some(seen)) = (&mut self.persist, history, seen_before) {
-            p.last_writers = history
-                .iter()
-                .filter(|r| r.wrote)
-                .map(|r| r.node.clone())
-                .collect();
+            // Refilled in place: the buffer is reused from step to step.
+            p.last_writers.clear();
+            p.last_writers.extend(
+                tasks
+                    .iter()
+                    .zip(&history)
+                    .filter(|(_, r)| r.wrote)
+                    .map(|(t, _)| g.nodes[t.node].name.clone()),
+            );
+            let mut history = history;
+            for (record, id) in history.iter_mut().zip(ids) {
+                record.id = id;
+            }
             p.history.push(StepRecord {
                 step: self.step,
                 input_versions: seen,
@@ -1482,7 +1509,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     None => None,
                 };
                 Ok(PlannedTask {
-                    node: name.to_string(),
+                    node: String::from(&*name),
                     payload,
                 })
             })
@@ -1548,13 +1575,15 @@ impl<'g, S: GraphState> Loop<'g, S> {
         if let Some(parent) = &p.parent {
             metadata.parents.insert(String::new(), parent.clone());
         }
-        let parent = persist::config_at(&p.thread, p.parent.replace(id.clone()));
+        let parent = persist::config_at(&p.thread, p.parent.replace(id));
+        // What the checkpoint event needs, copied only when someone listens.
         let event = self
             .emitter
             .as_ref()
             .filter(|em| em.wants(StreamMode::CHECKPOINTS | StreamMode::DEBUG))
             .map(|_| {
                 (
+                    persist::config_at(&p.thread, Some(checkpoint.id.clone())),
                     parent.clone(),
                     metadata.clone(),
                     checkpoint
@@ -1564,17 +1593,16 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         .collect::<Vec<_>>(),
                 )
             });
-        let config = persist::config_at(&p.thread, Some(id));
         if p.durability == config::Durability::Async {
             p.enqueue(SaveOp::Checkpoint {
-                config: parent.clone(),
+                config: parent,
                 checkpoint,
                 metadata,
             });
         } else {
             p.saver.put(&parent, checkpoint, metadata).await?;
         }
-        if let (Some(em), Some((parent, metadata, next))) = (&self.emitter, event) {
+        if let (Some(em), Some((config, parent, metadata, next))) = (&self.emitter, event) {
             let parent_config = parent.checkpoint_id.is_some().then_some(parent);
             em.send_with_debug(step, DebugKind::Checkpoint, || StreamEvent::Checkpoint {
                 config: config.clone(),
@@ -1614,6 +1642,8 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
         if let Some(p) = &mut self.persist {
             p.flush().await?;
+            let largest = lock_queue(&p.queue).last_batch;
+            self.g.save_batch_hint.store(largest, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -1637,6 +1667,10 @@ impl<'g, S: GraphState> Loop<'g, S> {
 #[derive(Default)]
 struct SaveQueue {
     ops: Vec<SaveOp>,
+    /// The largest batch taken so far (starting from the graph's hint): an empty
+    /// queue reserves that much on its first save, so a batch of large ops is not
+    /// copied over and over as it grows.
+    last_batch: usize,
     /// Whether a background saver is draining `ops`.
     active: bool,
     /// A failed batch: later saves are not attempted (they would leave a gap); the
@@ -1655,6 +1689,10 @@ impl Persist {
     fn enqueue(&mut self, op: SaveOp) {
         {
             let mut queue = lock_queue(&self.queue);
+            if queue.ops.capacity() == 0 {
+                let hint = queue.last_batch.clamp(4, 1024);
+                queue.ops.reserve_exact(hint);
+            }
             queue.ops.push(op);
             if queue.active || queue.failed.is_some() {
                 return;
@@ -1675,6 +1713,7 @@ impl Persist {
                         q.active = false;
                         return Ok(());
                     }
+                    q.last_batch = q.last_batch.max(q.ops.len());
                     std::mem::take(&mut q.ops)
                 };
                 if let Err(e) = saver.put_batch(ops).await {
@@ -1694,6 +1733,7 @@ impl Persist {
         }
         let (ops, failed) = {
             let mut queue = lock_queue(&self.queue);
+            queue.last_batch = queue.last_batch.max(queue.ops.len());
             (std::mem::take(&mut queue.ops), queue.failed.take())
         };
         if let Some(e) = failed {

@@ -95,21 +95,26 @@ fn full<S: GraphState>(state: &S, index: usize, id: &str) -> Result<StoredValue,
     Ok(StoredValue::Full(value.unwrap_or(Value::Null)))
 }
 
+// Built by inserting: `collect` into a `BTreeMap` first gathers and sorts a `Vec`,
+// an extra allocation per checkpoint for maps of a few entries.
 pub(crate) fn version_map<S: GraphState>(versions: &Versions) -> BTreeMap<String, u64> {
-    S::CHANNELS
-        .iter()
-        .zip(versions)
-        .filter(|(_, v)| **v > 0)
-        .map(|(c, v)| (c.name.to_string(), *v))
-        .collect()
+    let mut map = BTreeMap::new();
+    for (c, v) in S::CHANNELS.iter().zip(versions) {
+        if *v > 0 {
+            map.insert(c.name.to_string(), *v);
+        }
+    }
+    map
 }
 
 pub(crate) fn base_map<S: GraphState>(bases: &Bases) -> BTreeMap<String, u64> {
-    S::CHANNELS
-        .iter()
-        .zip(bases)
-        .filter_map(|(c, b)| b.map(|(v, _)| (c.name.to_string(), v)))
-        .collect()
+    let mut map = BTreeMap::new();
+    for (c, b) in S::CHANNELS.iter().zip(bases) {
+        if let Some((v, _)) = b {
+            map.insert(c.name.to_string(), *v);
+        }
+    }
+    map
 }
 
 /// The state, versions and bases a checkpoint describes.

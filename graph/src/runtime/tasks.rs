@@ -46,13 +46,15 @@ pub(crate) trait TaskSink<S: GraphState>: Send {
 pub(crate) struct StepTasks<'a, S: GraphState> {
     pub(crate) tasks: &'a [Task],
     /// Per task: the key interrupt ids derive from.
-    pub(crate) keys: &'a [String],
+    pub(crate) keys: &'a [Arc<str>],
     /// Per task: resume values for its `interrupt` calls.
     pub(crate) resume: &'a [Arc<[serde_json::Value]>],
     /// Per task: an output already known (saved writes), or an unanswered interrupt.
     pub(crate) known: Vec<Known<S>>,
     /// Where `NodeContext::emit` sends custom events.
     pub(crate) custom: Option<crate::stream::CustomSink>,
+    /// The resume values of a task without any (shared, empty).
+    pub(crate) no_resume: Arc<[serde_json::Value]>,
 }
 
 /// A task whose outcome is already known.
@@ -85,7 +87,7 @@ struct TaskEnv<'a> {
     step: usize,
     attempt: u32,
     config: &'a RunConfig,
-    key: &'a str,
+    key: Option<&'a Arc<str>>,
     resume: &'a Arc<[serde_json::Value]>,
     custom: &'a Option<crate::stream::CustomSink>,
 }
@@ -96,7 +98,7 @@ fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeCont
         step: env.step,
         attempt: env.attempt,
         thread_id: env.config.thread_id.clone(),
-        task_key: Arc::from(env.key),
+        task_key: env.key.cloned().unwrap_or_else(|| Arc::from("")),
         resume: env.resume.clone(),
         interrupts_called: AtomicUsize::new(0),
         custom: env.custom.clone(),
@@ -187,6 +189,7 @@ pub(crate) async fn execute<S: GraphState>(
         resume,
         known,
         custom,
+        no_resume,
     } = step_tasks;
     let mut outcome = Outcome {
         outputs: Vec::with_capacity(tasks.len()),
@@ -214,12 +217,11 @@ pub(crate) async fn execute<S: GraphState>(
             }
         }
     }
-    let no_resume: Arc<[serde_json::Value]> = Arc::from(Vec::new());
     let env = |i: usize, attempt: u32| TaskEnv {
         step,
         attempt,
         config,
-        key: keys.get(i).map_or("", String::as_str),
+        key: keys.get(i),
         resume: resume.get(i).unwrap_or(&no_resume),
         custom: &custom,
     };
