@@ -71,14 +71,18 @@ impl Frontier {
     }
 
     /// The planned tasks in apply order, without taking them.
-    pub(crate) fn planned(&self) -> Vec<(usize, Option<Payload>)> {
-        let mut pulls = self.pulls.clone();
-        pulls.sort_unstable();
-        pulls
-            .into_iter()
-            .map(|n| (n, None))
+    pub(crate) fn planned(&self) -> impl Iterator<Item = (usize, Option<Payload>)> + '_ {
+        // Pulls are usually scheduled in order already; only then is no copy needed.
+        let pulls: std::borrow::Cow<'_, [usize]> = if self.pulls.is_sorted() {
+            std::borrow::Cow::Borrowed(&self.pulls)
+        } else {
+            let mut pulls = self.pulls.clone();
+            pulls.sort_unstable();
+            std::borrow::Cow::Owned(pulls)
+        };
+        (0..pulls.len())
+            .map(move |i| (pulls[i], None))
             .chain(self.pushes.iter().map(|(n, p, _)| (*n, Some(p.clone()))))
-            .collect()
     }
 
     /// Puts taken tasks back (a run stopping before it ran them).
@@ -100,6 +104,11 @@ impl Frontier {
     }
 
     /// Whether no task is planned.
+    /// How many tasks are planned.
+    pub(crate) fn len(&self) -> usize {
+        self.pulls.len() + self.pushes.len()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.pulls.is_empty() && self.pushes.is_empty()
     }

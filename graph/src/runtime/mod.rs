@@ -1078,23 +1078,18 @@ impl<'g, S: GraphState> Loop<'g, S> {
         // Tasks whose writes were saved before a crash or a sibling's failure are not
         // run again; their saved writes stand in for them. Tasks waiting on an
         // unanswered interrupt stay waiting.
-        let checkpoint = self
-            .persist
-            .as_ref()
-            .and_then(|p| p.parent.clone())
-            .unwrap_or_default();
-        let thread = self
-            .persist
-            .as_ref()
-            .map(|p| p.thread.as_str())
-            .unwrap_or_default();
-        let keys: Vec<Arc<str>> = ids
-            .iter()
-            .map(|id| Arc::from([thread, ":", checkpoint.as_str(), ":", id.as_str()].concat()))
-            .collect();
+        let keys: Vec<Arc<str>> = {
+            let (thread, checkpoint) = self.persist.as_ref().map_or(("", ""), |p| {
+                (p.thread.as_str(), p.parent.as_deref().unwrap_or_default())
+            });
+            ids.iter()
+                .map(|id| Arc::from([thread, ":", checkpoint, ":", id.as_str()].concat()))
+                .collect()
+        };
         let mut known: Vec<Known<S>> = Vec::with_capacity(tasks.len());
         let mut resume: Vec<Arc<[serde_json::Value]>> = Vec::with_capacity(tasks.len());
         if let Some(p) = &mut self.persist {
+            let checkpoint = p.parent.as_deref().unwrap_or_default();
             let saved = std::mem::take(&mut p.resumed);
             let mut waiting = std::mem::take(&mut p.waiting);
             let answers = std::mem::take(&mut p.answers);
@@ -1114,10 +1109,16 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 } else {
                     Arc::from(given)
                 });
-                known.push(match (saved.get(id), waiting.remove(id)) {
+                // Checked first: removing from a map hashes the key even when empty.
+                let interrupt = if waiting.is_empty() {
+                    None
+                } else {
+                    waiting.remove(id)
+                };
+                known.push(match (saved.get(id), interrupt) {
                     (Some(writes), _) => {
                         let writes: Vec<&PendingWrite> = writes.iter().collect();
-                        Known::Output(persist::decode_output(g, &checkpoint, &writes)?)
+                        Known::Output(persist::decode_output(g, checkpoint, &writes)?)
                     }
                     (None, Some(interrupt)) => Known::Waiting(interrupt),
                     (None, None) => Known::Run,
@@ -1158,7 +1159,6 @@ impl<'g, S: GraphState> Loop<'g, S> {
             .iter()
             .map(|k| matches!(k, Known::Output(_)))
             .collect();
-        let answered: Vec<usize> = resume.iter().map(|r| r.len()).collect();
         if let Some(em) = &self.emitter {
             for (i, (task, id)) in tasks.iter().zip(&ids).enumerate() {
                 let node = g.nodes[task.node].name.to_string();
@@ -1197,7 +1197,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 let mut sink = PersistSink {
                     g,
                     ids: &ids,
-                    answered: &answered,
+                    answered: &resume,
                     p,
                 };
                 tasks::execute(
@@ -1293,7 +1293,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             let interrupts = outcome.interrupts.into_iter().map(|(_, i)| i).collect();
             return Ok(StepEnd::Paused(values, interrupts));
         }
-        let outputs: Vec<NodeOutput<S>> = outcome
+        let mut outputs: Vec<NodeOutput<S>> = outcome
             .outputs
             .into_iter()
             .map(|o| o.unwrap_or_else(NodeOutput::empty))
@@ -1331,13 +1331,10 @@ impl<'g, S: GraphState> Loop<'g, S> {
             caching::prepare(g, &self.state, tasks, &ids, &outputs, probes)?
         };
         let mut writes = Vec::with_capacity(tasks.len());
-        let mut gotos: Vec<Vec<Goto<S>>> = Vec::with_capacity(tasks.len());
         let mut own_writes: Vec<Vec<S::Update>> = Vec::new();
-        for (task, out) in tasks.iter().zip(outputs) {
-            let NodeOutput {
-                writes: updates,
-                goto,
-            } = out;
+        // The updates are taken out here; the gotos stay in `outputs` for planning.
+        for (task, out) in tasks.iter().zip(&mut outputs) {
+            let updates = std::mem::take(&mut out.writes);
             let writer = &g.nodes[task.node].name;
             if fresh_views {
                 own_writes.push(updates.clone());
@@ -1346,7 +1343,6 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 writer: writer.clone(),
                 update: u,
             }));
-            gotos.push(goto);
         }
         let changes =
             self.state
@@ -1395,7 +1391,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             }
         }
 
-        for (i, (task, goto)) in tasks.iter().zip(gotos).enumerate() {
+        for (i, (task, NodeOutput { goto, .. })) in tasks.iter().zip(outputs).enumerate() {
             let node = &g.nodes[task.node];
             self.next.from(|| node.name.to_string());
             for &t in &node.edges {
@@ -1486,6 +1482,10 @@ impl<'g, S: GraphState> Loop<'g, S> {
             for (record, id) in history.iter_mut().zip(ids) {
                 record.id = id;
             }
+            // Usually one record per checkpoint: no room reserved for more.
+            if p.history.is_empty() {
+                p.history.reserve_exact(1);
+            }
             p.history.push(StepRecord {
                 step: self.step,
                 input_versions: seen,
@@ -1496,24 +1496,23 @@ impl<'g, S: GraphState> Loop<'g, S> {
     }
 
     fn planned(&self) -> Result<Vec<PlannedTask>, RunError> {
-        self.next
-            .planned()
-            .into_iter()
-            .map(|(node, payload)| {
-                let name = self.g.nodes[node].name.clone();
-                let payload = match payload {
-                    Some(p) => {
-                        let send = crate::send::Send::<S>::from_parts(name.clone(), p);
-                        Some(persist::encode_payload(self.g, &send)?)
-                    }
-                    None => None,
-                };
-                Ok(PlannedTask {
-                    node: String::from(&*name),
-                    payload,
-                })
-            })
-            .collect()
+        // Sized exactly: the list is kept with every checkpoint.
+        let mut planned = Vec::with_capacity(self.next.len());
+        for (node, payload) in self.next.planned() {
+            let name = self.g.nodes[node].name.clone();
+            let payload = match payload {
+                Some(p) => {
+                    let send = crate::send::Send::<S>::from_parts(name.clone(), p);
+                    Some(persist::encode_payload(self.g, &send)?)
+                }
+                None => None,
+            };
+            planned.push(PlannedTask {
+                node: String::from(&*name),
+                payload,
+            });
+        }
+        Ok(planned)
     }
 
     fn barrier_map(&self) -> BTreeMap<usize, Vec<String>> {
@@ -1543,13 +1542,20 @@ impl<'g, S: GraphState> Loop<'g, S> {
         };
         let id = new_checkpoint_id();
         p.dirty = false;
-        let changes = std::mem::take(&mut p.unsaved);
-        let values =
-            persist::stored_values(&self.state, &changes, &self.versions, &mut self.bases, &id)?;
-        let updated = changes
+        let values = persist::stored_values(
+            &self.state,
+            &p.unsaved,
+            &self.versions,
+            &mut self.bases,
+            &id,
+        )?;
+        let updated = p
+            .unsaved
             .iter()
             .map(|(i, _)| S::CHANNELS[i].name.to_string())
             .collect();
+        // Cleared, not replaced: its buffer serves the next checkpoint.
+        p.unsaved.clear();
         let checkpoint = Checkpoint {
             v: CHECKPOINT_FORMAT,
             id: id.clone(),
@@ -1760,8 +1766,8 @@ async fn join_background(
 struct PersistSink<'a, S: GraphState> {
     g: &'a Graph<S>,
     ids: &'a [String],
-    /// Per task: how many of its interrupts were answered (the next one's index).
-    answered: &'a [usize],
+    /// Per task: the answers to its interrupts (their count is the next one's index).
+    answered: &'a [Arc<[serde_json::Value]>],
     p: &'a mut Persist,
 }
 
@@ -1788,8 +1794,9 @@ impl<S: GraphState> TaskSink<S> for PersistSink<'_, S> {
         output: &'a NodeOutput<S>,
     ) -> BoxFuture<'a, Result<(), RunError>> {
         Box::pin(async move {
-            let id = self.ids.get(task).cloned().unwrap_or_default();
-            let writes = persist::encode_output(self.g, &id, output)?;
+            let ids = self.ids;
+            let id = ids.get(task).map_or("", String::as_str);
+            let writes = persist::encode_output(self.g, id, output)?;
             self.save(writes).await
         })
     }
@@ -1818,7 +1825,7 @@ impl<S: GraphState> TaskSink<S> for PersistSink<'_, S> {
     ) -> BoxFuture<'a, Result<(), RunError>> {
         Box::pin(async move {
             let id = self.ids.get(task).cloned().unwrap_or_default();
-            let n = self.answered.get(task).copied().unwrap_or(0);
+            let n = self.answered.get(task).map_or(0, |a| a.len());
             let value = serde_json::to_value(interrupt).map_err(|e| {
                 RunError::Checkpoint(CheckpointError::Corrupt {
                     what: format!("interrupt of task {id}"),

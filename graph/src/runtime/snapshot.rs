@@ -108,7 +108,6 @@ impl<S: GraphState> CompiledGraph<S> {
             let planned: Vec<(String, bool)> = lp
                 .next
                 .planned()
-                .into_iter()
                 .map(|(n, payload)| (g.nodes[n].name.to_string(), payload.is_some()))
                 .collect();
             let ids = super::task_ids(step, planned.iter().map(|(n, s)| (n.as_str(), *s)));

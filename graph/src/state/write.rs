@@ -163,6 +163,11 @@ impl ChangeSet {
         }
     }
 
+    /// Forgets every change, keeping the buffer.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
     /// Whether the channel changed.
     pub fn contains<S, T>(&self, key: ChannelKey<S, T>) -> bool {
         self.change_at(key.index()).is_some()
@@ -204,15 +209,37 @@ impl ChangeSet {
 /// generated `apply_writes`.
 #[doc(hidden)]
 pub struct Pending<T, U> {
-    writers: Vec<usize>,
+    writers: Writers,
     updates: Vec<U>,
     overwrites: Vec<(usize, T)>,
+}
+
+/// The writers of a channel's reducer updates in one step, by write index. One
+/// writer, the common case, needs no allocation.
+#[derive(Default)]
+struct Writers {
+    first: Option<usize>,
+    rest: Vec<usize>,
+}
+
+impl Writers {
+    fn push(&mut self, writer: usize) {
+        if self.first.is_none() {
+            self.first = Some(writer);
+        } else {
+            self.rest.push(writer);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.first.into_iter().chain(self.rest.iter().copied())
+    }
 }
 
 impl<T, U> Default for Pending<T, U> {
     fn default() -> Self {
         Self {
-            writers: Vec::new(),
+            writers: Writers::default(),
             updates: Vec::new(),
             overwrites: Vec::new(),
         }
@@ -251,7 +278,7 @@ impl<T, U> Pending<T, U> {
             });
         }
         if single_write && self.updates.len() + self.overwrites.len() > 1 {
-            let all = self.writers.iter().copied();
+            let all = self.writers.iter();
             return Err(InvalidUpdate::ConcurrentWrites {
                 channel: channel.name,
                 writers: names(all.chain(self.overwrites.iter().map(|w| w.0)).collect()),
