@@ -32,7 +32,10 @@ struct Namespace {
     // entries around as they fill and split.
     checkpoints: BTreeMap<String, Box<Entry>>,
     writes: BTreeMap<String, BTreeMap<(String, u32), StoredWrite>>,
-    values: BTreeMap<(String, u64), StoredValue>,
+    /// Stored channel values by channel, then version. (Nested rather than keyed by
+    /// `(channel, version)`: a search then compares the channel name once, not at
+    /// every key it passes.)
+    values: BTreeMap<String, BTreeMap<u64, StoredValue>>,
 }
 
 type Threads = HashMap<String, BTreeMap<String, Namespace>>;
@@ -104,15 +107,13 @@ impl InMemorySaver {
         self.lock()
             .values()
             .flat_map(|t| t.values())
-            .flat_map(|ns| ns.values.values())
+            .flat_map(|ns| ns.values.values().flat_map(BTreeMap::values))
             .map(|v| serde_json::to_vec(v).map_or(0, |b| b.len()))
             .sum()
     }
 }
 
-/// The namespace `config` names, created when absent. Takes the config by value: a
-/// background batch owns its configs, so storing them moves the names instead of
-/// copying them.
+/// The namespace of `thread_id`, created when absent.
 fn namespace(threads: &mut Threads, thread_id: String, checkpoint_ns: String) -> &mut Namespace {
     threads
         .entry(thread_id)
@@ -121,38 +122,30 @@ fn namespace(threads: &mut Threads, thread_id: String, checkpoint_ns: String) ->
         .or_default()
 }
 
-fn store_checkpoint(
-    threads: &mut Threads,
-    config: CheckpointConfig,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-) {
-    let ns = namespace(threads, config.thread_id, config.checkpoint_ns);
+fn store_checkpoint(ns: &mut Namespace, entry: Box<Entry>) {
+    let checkpoint = &entry.checkpoint;
     for (channel, value) in &checkpoint.channel_values {
         let version = checkpoint
             .channel_versions
             .get(channel)
             .copied()
             .unwrap_or(0);
-        ns.values.insert((channel.clone(), version), value.clone());
+        // The name is copied only for a channel's first stored value.
+        let versions = match ns.values.get_mut(channel) {
+            Some(versions) => versions,
+            None => ns.values.entry(channel.clone()).or_default(),
+        };
+        versions.insert(version, value.clone());
     }
-    ns.checkpoints.insert(
-        checkpoint.id.clone(),
-        Box::new(Entry {
-            checkpoint,
-            metadata,
-            parent: config.checkpoint_id,
-        }),
-    );
+    ns.checkpoints.insert(checkpoint.id.clone(), entry);
 }
 
 /// Idempotent per (task id, index): a task's own write already stored is kept; a
 /// special write (`__`: errors, interrupts) replaces the stored one.
-fn store_writes(threads: &mut Threads, config: CheckpointConfig, writes: Vec<PendingWrite>) {
-    let ns = namespace(threads, config.thread_id, config.checkpoint_ns);
+fn store_writes(ns: &mut Namespace, checkpoint_id: Option<String>, writes: Vec<PendingWrite>) {
     let slot = ns
         .writes
-        .entry(config.checkpoint_id.unwrap_or_default())
+        .entry(checkpoint_id.unwrap_or_default())
         .or_default();
     for w in writes {
         let special = w.channel.starts_with("__");
@@ -165,6 +158,44 @@ fn store_writes(threads: &mut Threads, config: CheckpointConfig, writes: Vec<Pen
             slot.insert(key, write);
         } else {
             slot.entry(key).or_insert(write);
+        }
+    }
+}
+
+/// One save of a batch, apart from the namespace it goes to.
+enum Stored {
+    Checkpoint(Box<Entry>),
+    /// The checkpoint the writes follow, and the writes.
+    Writes(Option<String>, Vec<PendingWrite>),
+}
+
+impl Stored {
+    /// The save's thread and namespace, and what it stores.
+    fn split(op: SaveOp) -> ((String, String), Self) {
+        match op {
+            SaveOp::Checkpoint {
+                config,
+                checkpoint,
+                metadata,
+            } => (
+                (config.thread_id, config.checkpoint_ns),
+                Self::Checkpoint(Box::new(Entry {
+                    checkpoint,
+                    metadata,
+                    parent: config.checkpoint_id,
+                })),
+            ),
+            SaveOp::Writes { config, writes } => (
+                (config.thread_id, config.checkpoint_ns),
+                Self::Writes(config.checkpoint_id, writes),
+            ),
+        }
+    }
+
+    fn store(self, ns: &mut Namespace) {
+        match self {
+            Self::Checkpoint(entry) => store_checkpoint(ns, entry),
+            Self::Writes(checkpoint_id, writes) => store_writes(ns, checkpoint_id, writes),
         }
     }
 }
@@ -266,7 +297,18 @@ impl CheckpointSaver for InMemorySaver {
     ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
         Box::pin(async move {
             let id = checkpoint.id.clone();
-            store_checkpoint(&mut self.lock(), config.clone(), checkpoint, metadata);
+            let mut threads = self.lock();
+            let ns = namespace(
+                &mut threads,
+                config.thread_id.clone(),
+                config.checkpoint_ns.clone(),
+            );
+            let entry = Entry {
+                checkpoint,
+                metadata,
+                parent: config.checkpoint_id.clone(),
+            };
+            store_checkpoint(ns, Box::new(entry));
             Ok(CheckpointConfig {
                 thread_id: config.thread_id.clone(),
                 checkpoint_ns: config.checkpoint_ns.clone(),
@@ -281,7 +323,13 @@ impl CheckpointSaver for InMemorySaver {
         writes: Vec<PendingWrite>,
     ) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
-            store_writes(&mut self.lock(), config.clone(), writes);
+            let mut threads = self.lock();
+            let ns = namespace(
+                &mut threads,
+                config.thread_id.clone(),
+                config.checkpoint_ns.clone(),
+            );
+            store_writes(ns, config.checkpoint_id.clone(), writes);
             Ok(())
         })
     }
@@ -289,16 +337,14 @@ impl CheckpointSaver for InMemorySaver {
     fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let mut threads = self.lock();
-            for op in ops {
-                match op {
-                    SaveOp::Checkpoint {
-                        config,
-                        checkpoint,
-                        metadata,
-                    } => store_checkpoint(&mut threads, config, checkpoint, metadata),
-                    SaveOp::Writes { config, writes } => {
-                        store_writes(&mut threads, config, writes);
-                    }
+            let mut ops = ops.into_iter().map(Stored::split).peekable();
+            // A batch is usually one run's saves: the namespace is looked up once per
+            // run of consecutive saves to it, not once per save.
+            while let Some((key, first)) = ops.next() {
+                let ns = namespace(&mut threads, key.0.clone(), key.1.clone());
+                first.store(ns);
+                while let Some((_, stored)) = ops.next_if(|(k, _)| *k == key) {
+                    stored.store(ns);
                 }
             }
             Ok(())
@@ -320,11 +366,19 @@ impl CheckpointSaver for InMemorySaver {
             else {
                 return Ok(Vec::new());
             };
+            if from > to {
+                return Ok(Vec::new());
+            }
             Ok(ns
                 .values
-                .range((channel.to_string(), from)..=(channel.to_string(), to))
-                .map(|((_, v), value)| (*v, value.clone()))
-                .collect())
+                .get(channel)
+                .map(|versions| {
+                    versions
+                        .range(from..=to)
+                        .map(|(v, value)| (*v, value.clone()))
+                        .collect()
+                })
+                .unwrap_or_default())
         })
     }
 
@@ -338,12 +392,9 @@ impl CheckpointSaver for InMemorySaver {
             Ok(threads
                 .get(&config.thread_id)
                 .and_then(|t| t.get(&config.checkpoint_ns))
-                .and_then(|ns| {
-                    ns.values
-                        .range((channel.to_string(), 0)..=(channel.to_string(), u64::MAX))
-                        .next_back()
-                        .map(|((_, v), _)| *v)
-                }))
+                .and_then(|ns| ns.values.get(channel))
+                .and_then(|versions| versions.last_key_value())
+                .map(|(v, _)| *v))
         })
     }
 
@@ -410,11 +461,14 @@ impl CheckpointSaver for InMemorySaver {
                     .values()
                     .flat_map(|e| needed_ranges(&e.checkpoint))
                     .collect();
-                ns.values.retain(|(channel, version), _| {
-                    needed
-                        .iter()
-                        .any(|(c, from, to)| c == channel && (*from..=*to).contains(version))
-                });
+                for (channel, versions) in &mut ns.values {
+                    versions.retain(|version, _| {
+                        needed
+                            .iter()
+                            .any(|(c, from, to)| c == channel && (*from..=*to).contains(version))
+                    });
+                }
+                ns.values.retain(|_, versions| !versions.is_empty());
             }
             Ok(())
         })
