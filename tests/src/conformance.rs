@@ -489,12 +489,25 @@ pub async fn copy_thread(saver: &dyn CheckpointSaver) {
 pub async fn prune(saver: &dyn CheckpointSaver) {
     let thread = format!("prune-{}", tag());
     let configs = chain(saver, &thread, 7).await;
+    for config in [&configs[1], &configs[6]] {
+        saver
+            .put_writes(config, vec![write("t", 0, json!(id(config)))])
+            .await
+            .expect("put_writes");
+    }
     saver.prune(&thread, 2).await.expect("prune");
     let left = saver
         .list(&CheckpointConfig::thread(&thread), &ListOptions::new())
         .await
         .expect("list");
     assert_eq!(ids(&left), [id(&configs[6]), id(&configs[5])]);
+    let kept = &left[0].pending_writes;
+    assert_eq!(
+        kept.len(),
+        1,
+        "a kept checkpoint keeps its writes: {kept:?}"
+    );
+    assert_eq!(kept[0].value, json!(id(&configs[6])));
     // Version 7 of `log` is a delta on the full value at version 5, which belonged to
     // a pruned checkpoint: it must still be there.
     let h = saver

@@ -30,12 +30,84 @@ struct StoredWrite {
 struct Namespace {
     // Boxed: a checkpoint is a few hundred bytes, and B-tree nodes move their
     // entries around as they fill and split.
-    checkpoints: BTreeMap<String, Box<Entry>>,
-    writes: BTreeMap<String, BTreeMap<(String, u32), StoredWrite>>,
+    checkpoints: ById<Box<Entry>>,
+    writes: ById<BTreeMap<(String, u32), StoredWrite>>,
     /// Stored channel values by channel, then version. (Nested rather than keyed by
     /// `(channel, version)`: a search then compares the channel name once, not at
     /// every key it passes.)
     values: BTreeMap<String, BTreeMap<u64, StoredValue>>,
+}
+
+/// A map keyed by checkpoint id, kept as a vector sorted by id. Ids grow with time,
+/// so a new one goes at the end: no search and no tree node to split, and lookups
+/// are binary searches.
+#[derive(Clone)]
+struct ById<V> {
+    entries: Vec<(String, V)>,
+}
+
+impl<V> Default for ById<V> {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<V> ById<V> {
+    /// Where `id` is, or would go.
+    fn find(&self, id: &str) -> Result<usize, usize> {
+        match self.entries.last() {
+            Some((last, _)) if last.as_str() < id => Err(self.entries.len()),
+            _ => self.entries.binary_search_by(|(k, _)| k.as_str().cmp(id)),
+        }
+    }
+
+    fn insert(&mut self, id: String, value: V) {
+        match self.find(&id) {
+            Ok(at) => self.entries[at].1 = value,
+            Err(at) => self.entries.insert(at, (id, value)),
+        }
+    }
+
+    fn get_or_default(&mut self, id: String) -> &mut V
+    where
+        V: Default,
+    {
+        let at = match self.find(&id) {
+            Ok(at) => at,
+            Err(at) => {
+                self.entries.insert(at, (id, V::default()));
+                at
+            }
+        };
+        &mut self.entries[at].1
+    }
+
+    fn get(&self, id: &str) -> Option<&V> {
+        self.get_key_value(id).map(|(_, v)| v)
+    }
+
+    fn get_key_value(&self, id: &str) -> Option<(&String, &V)> {
+        let at = self.find(id).ok()?;
+        self.entries.get(at).map(|(k, v)| (k, v))
+    }
+
+    fn last_key_value(&self) -> Option<(&String, &V)> {
+        self.entries.last().map(|(k, v)| (k, v))
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &V)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    fn values(&self) -> impl Iterator<Item = &V> {
+        self.entries.iter().map(|(_, v)| v)
+    }
 }
 
 type Threads = HashMap<String, BTreeMap<String, Namespace>>;
@@ -143,10 +215,7 @@ fn store_checkpoint(ns: &mut Namespace, entry: Box<Entry>) {
 /// Idempotent per (task id, index): a task's own write already stored is kept; a
 /// special write (`__`: errors, interrupts) replaces the stored one.
 fn store_writes(ns: &mut Namespace, checkpoint_id: Option<String>, writes: Vec<PendingWrite>) {
-    let slot = ns
-        .writes
-        .entry(checkpoint_id.unwrap_or_default())
-        .or_default();
+    let slot = ns.writes.get_or_default(checkpoint_id.unwrap_or_default());
     for w in writes {
         let special = w.channel.starts_with("__");
         let key = (w.task_id, w.idx);
@@ -450,12 +519,16 @@ impl CheckpointSaver for InMemorySaver {
             };
             for ns in thread.values_mut() {
                 let drop_count = ns.checkpoints.len().saturating_sub(keep);
-                let dropped: Vec<String> =
-                    ns.checkpoints.keys().take(drop_count).cloned().collect();
-                for id in &dropped {
-                    ns.checkpoints.remove(id);
-                    ns.writes.remove(id);
-                }
+                // The oldest come first; one pass each, however many are dropped.
+                let dropped: Vec<String> = ns
+                    .checkpoints
+                    .entries
+                    .drain(..drop_count)
+                    .map(|(id, _)| id)
+                    .collect();
+                ns.writes
+                    .entries
+                    .retain(|(id, _)| dropped.binary_search(id).is_err());
                 let needed: Vec<(String, u64, u64)> = ns
                     .checkpoints
                     .values()
@@ -502,4 +575,28 @@ pub fn needed_values(checkpoint: &Checkpoint) -> Vec<(String, u64)> {
             (from..=to).take(1 << 20).map(move |v| (channel.clone(), v))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ById;
+
+    #[test]
+    fn by_id_stays_sorted_whatever_the_insertion_order() {
+        let mut map = ById::default();
+        for id in ["b", "d", "a", "c", "e", "c"] {
+            map.insert(id.to_string(), id.to_uppercase());
+        }
+        let keys: Vec<&str> = map.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["a", "b", "c", "d", "e"]);
+        assert_eq!(map.len(), 5);
+        assert_eq!(map.get("c").map(String::as_str), Some("C"));
+        assert_eq!(map.get("f"), None);
+        assert_eq!(map.last_key_value().map(|(k, _)| k.as_str()), Some("e"));
+        map.get_or_default("bb".to_string()).push('!');
+        map.get_or_default("bb".to_string()).push('?');
+        assert_eq!(map.get("bb").map(String::as_str), Some("!?"));
+        let order: Vec<&str> = map.iter().rev().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(order, ["e", "d", "c", "bb", "b", "a"]);
+    }
 }

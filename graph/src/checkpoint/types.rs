@@ -356,5 +356,66 @@ fn splitmix64(mut z: u64) -> u64 {
 
 /// The current time as RFC 3339 (UTC, milliseconds).
 pub fn now_rfc3339() -> String {
-    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+    rfc3339_millis(SystemTime::now())
+}
+
+/// `time` as RFC 3339 (UTC, milliseconds): `2026-11-24T01:58:35.123Z`.
+///
+/// Everything up to the seconds changes once a second, so it is formatted once a
+/// second (per thread) and reused; a checkpoint per superstep would otherwise spend
+/// more on its timestamp than on its id.
+fn rfc3339_millis(time: SystemTime) -> String {
+    thread_local! {
+        static SECOND: std::cell::RefCell<(u64, String)> =
+            const { std::cell::RefCell::new((u64::MAX, String::new())) };
+    }
+    let Ok(since_epoch) = time.duration_since(UNIX_EPOCH) else {
+        return humantime::format_rfc3339_millis(time).to_string();
+    };
+    let (secs, millis) = (since_epoch.as_secs(), since_epoch.subsec_millis());
+    SECOND.with_borrow_mut(|(cached, prefix)| {
+        if *cached != secs {
+            // `…:SSZ` without its `Z`.
+            let seconds = humantime::format_rfc3339_seconds(time).to_string();
+            *prefix = seconds.trim_end_matches('Z').to_string();
+            *cached = secs;
+        }
+        let mut ts = String::with_capacity(prefix.len() + 5);
+        ts.push_str(prefix);
+        ts.push('.');
+        for digit in [millis / 100, millis / 10 % 10, millis % 10] {
+            ts.push(char::from_digit(digit, 10).unwrap_or('0'));
+        }
+        ts.push('Z');
+        ts
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use super::rfc3339_millis;
+
+    #[test]
+    fn timestamps_match_humantime_across_seconds() {
+        // Within one second (the cached prefix is reused) and across seconds, days
+        // and years (it is replaced).
+        let starts = [0, 1_700_000_000, 1_735_689_599, 4_102_444_799];
+        for start in starts {
+            for millis in [0, 1, 9, 10, 99, 100, 999, 1_000, 1_001, 2_500] {
+                let t = UNIX_EPOCH + Duration::from_secs(start) + Duration::from_millis(millis);
+                assert_eq!(
+                    rfc3339_millis(t),
+                    humantime::format_rfc3339_millis(t).to_string(),
+                    "{start}s + {millis}ms"
+                );
+            }
+        }
+        let now = SystemTime::now();
+        assert_eq!(
+            rfc3339_millis(now),
+            humantime::format_rfc3339_millis(now).to_string()
+        );
+    }
 }
