@@ -1087,12 +1087,16 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 .collect()
         };
         let mut known: Vec<Known<S>> = Vec::with_capacity(tasks.len());
-        let mut resume: Vec<Arc<[serde_json::Value]>> = Vec::with_capacity(tasks.len());
+        // Per task, when some task has answers (a task without an entry has none).
+        let mut resume: Vec<Arc<[serde_json::Value]>> = Vec::new();
         if let Some(p) = &mut self.persist {
             let checkpoint = p.parent.as_deref().unwrap_or_default();
             let saved = std::mem::take(&mut p.resumed);
             let mut waiting = std::mem::take(&mut p.waiting);
             let answers = std::mem::take(&mut p.answers);
+            if !answers.is_empty() {
+                resume.reserve_exact(tasks.len());
+            }
             let mut answer_writes = Vec::new();
             for id in &ids {
                 let given = answers.get(id).cloned().unwrap_or_default();
@@ -1104,11 +1108,13 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         value: value.clone(),
                     });
                 }
-                resume.push(if given.is_empty() {
-                    self.no_answers.clone()
-                } else {
-                    Arc::from(given)
-                });
+                if !answers.is_empty() {
+                    resume.push(if given.is_empty() {
+                        self.no_answers.clone()
+                    } else {
+                        Arc::from(given)
+                    });
+                }
                 // Checked first: removing from a map hashes the key even when empty.
                 let interrupt = if waiting.is_empty() {
                     None
@@ -1155,10 +1161,16 @@ impl<'g, S: GraphState> Loop<'g, S> {
             .map(|p| p.as_ref().is_some_and(caching::Probe::is_hit))
             .collect();
         let cached = |i: usize| hits.get(i).copied().unwrap_or(false);
-        let resumed: Vec<bool> = known
-            .iter()
-            .map(|k| matches!(k, Known::Output(_)))
-            .collect();
+        // Empty (no allocation) when no task's writes were reused.
+        let resumed: Vec<bool> = if known.iter().any(|k| matches!(k, Known::Output(_))) {
+            known
+                .iter()
+                .map(|k| matches!(k, Known::Output(_)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let resumed = |i: usize| resumed.get(i).copied().unwrap_or(false);
         if let Some(em) = &self.emitter {
             for (i, (task, id)) in tasks.iter().zip(&ids).enumerate() {
                 let node = g.nodes[task.node].name.to_string();
@@ -1245,7 +1257,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         error: error.clone(),
                         result: result.clone(),
                         interrupts: interrupts.clone(),
-                        resumed: resumed[i],
+                        resumed: resumed(i),
                         cached: cached(i),
                     }
                 })
@@ -1310,7 +1322,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     node: String::from(&*g.nodes[t.node].name),
                     duration_us: u64::try_from(durations[i].as_micros()).unwrap_or(u64::MAX),
                     wrote: !out.writes.is_empty(),
-                    resumed: resumed[i],
+                    resumed: resumed(i),
                     cached: cached(i),
                     routed_to: Vec::new(),
                 })
@@ -1377,7 +1389,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         error: None,
                         result: updates.clone(),
                         interrupts: Vec::new(),
-                        resumed: resumed[i],
+                        resumed: resumed(i),
                         cached: cached(i),
                     }
                 })

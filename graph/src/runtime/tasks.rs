@@ -197,13 +197,9 @@ pub(crate) async fn execute<S: GraphState>(
         durations: vec![Duration::ZERO; tasks.len()],
         failure: None,
     };
-    let mut to_run = Vec::with_capacity(tasks.len());
     for (i, k) in known.into_iter().enumerate() {
         match k {
-            Known::Run => {
-                outcome.outputs.push(None);
-                to_run.push(i);
-            }
+            Known::Run => outcome.outputs.push(None),
             Known::Output(out) => outcome.outputs.push(Some(out)),
             Known::Cached(out) => {
                 if let Some(sink) = sink.as_deref_mut() {
@@ -229,11 +225,24 @@ pub(crate) async fn execute<S: GraphState>(
     // Made on the first task that cannot run inline: most steps of plain sync nodes
     // never need it.
     let mut in_flight = None;
-    let mut queue = to_run.into_iter();
+    // The tasks to run, in order: those without an output that are not waiting on
+    // an interrupt. (Found by scanning rather than listed up front: a task at or
+    // after the cursor has not run, so only the waiting ones have interrupts.)
+    let mut cursor = 0;
+    let mut next_to_run = |outcome: &Outcome<S>| {
+        while cursor < outcome.outputs.len() {
+            let i = cursor;
+            cursor += 1;
+            if outcome.outputs[i].is_none() && !outcome.interrupts.iter().any(|(j, _)| *j == i) {
+                return Some(i);
+            }
+        }
+        None
+    };
     let mut exhausted = false;
     loop {
         while !exhausted && in_flight.as_ref().map_or(0, FuturesUnordered::len) < limit {
-            let Some(i) = queue.next() else {
+            let Some(i) = next_to_run(&outcome) else {
                 exhausted = true;
                 break;
             };
