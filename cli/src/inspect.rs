@@ -299,8 +299,8 @@ impl<'a> Inspector<'a> {
             ts: cp.ts.clone(),
             source: source_name(&tuple),
             step: tuple.metadata.step,
-            schema_version: cp.schema_version.clone(),
-            graph_version: cp.graph_version.clone(),
+            schema_version: cp.schema_version.to_string(),
+            graph_version: cp.graph_version.to_string(),
             values,
             channel_versions: cp.channel_versions.clone(),
             next: cp

@@ -179,7 +179,9 @@ pub(crate) struct Graph<S: GraphState> {
     pub(crate) interrupt_before: Vec<usize>,
     pub(crate) interrupt_after: Vec<usize>,
     /// SHA-256 (hex) of the topology; see [`CompiledGraph::graph_version`].
-    pub(crate) version: String,
+    pub(crate) version: Arc<str>,
+    /// `S::SCHEMA_VERSION`, shared by every checkpoint the graph writes.
+    pub(crate) schema_version: Arc<str>,
     /// The largest batch of background saves in the last run: the next run's save
     /// queue reserves that much up front instead of growing (and copying) its ops.
     pub(crate) save_batch_hint: std::sync::atomic::AtomicUsize,
@@ -633,7 +635,8 @@ pub(crate) fn compile<S: GraphState>(
             migrations: options.migrations,
             interrupt_before,
             interrupt_after,
-            version,
+            version: Arc::from(version),
+            schema_version: Arc::from(S::SCHEMA_VERSION),
             save_batch_hint: std::sync::atomic::AtomicUsize::new(0),
         }),
     })

@@ -39,7 +39,7 @@ pub fn checkpoint(version: u64) -> Checkpoint {
         next: Vec::new(),
         barriers: BTreeMap::new(),
         schema_version: "test".into(),
-        graph_version: String::new(),
+        graph_version: "".into(),
     }
 }
 

@@ -134,8 +134,8 @@ fn handmade(values: BTreeMap<String, StoredValue>) -> Checkpoint {
             payload: None,
         }],
         barriers: BTreeMap::new(),
-        schema_version: Before::SCHEMA_VERSION.to_string(),
-        graph_version: String::new(),
+        schema_version: Before::SCHEMA_VERSION.into(),
+        graph_version: "".into(),
     }
 }
 

@@ -87,6 +87,6 @@ async fn checkpoints_record_the_graph_version() {
         .unwrap();
     assert_eq!(tuples.len(), 2);
     for t in tuples {
-        assert_eq!(t.checkpoint.graph_version, graph.graph_version());
+        assert_eq!(&*t.checkpoint.graph_version, graph.graph_version());
     }
 }

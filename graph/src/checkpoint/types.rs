@@ -1,6 +1,7 @@
 //! Checkpoint data: what a saver stores and returns.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -97,12 +98,13 @@ pub struct Checkpoint {
     /// Progress of each join (by join index): the sources that ran so far.
     #[serde(default)]
     pub barriers: BTreeMap<usize, Vec<String>>,
-    /// The state's `GraphState::SCHEMA_VERSION`.
-    pub schema_version: String,
+    /// The state's `GraphState::SCHEMA_VERSION`. (Shared, like `graph_version`: every
+    /// checkpoint of a graph holds the same one.)
+    pub schema_version: Arc<str>,
     /// The graph's [`CompiledGraph::graph_version`](crate::CompiledGraph::graph_version)
     /// when the checkpoint was written.
     #[serde(default)]
-    pub graph_version: String,
+    pub graph_version: Arc<str>,
 }
 
 /// Why a checkpoint was written.

@@ -51,7 +51,7 @@ use super::types::{CheckpointTuple, StoredValue};
 ///         next: Vec::new(),
 ///         barriers: BTreeMap::new(),
 ///         schema_version: "demo".into(),
-///         graph_version: String::new(),
+///         graph_version: "".into(),
 ///     };
 ///     let metadata = CheckpointMetadata::new(CheckpointSource::Loop, version as i64);
 ///     config = saver.put(&config, checkpoint, metadata).await?;

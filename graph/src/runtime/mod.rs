@@ -388,6 +388,8 @@ struct Loop<'g, S: GraphState> {
     /// The resume values of a task nobody answered: one shared empty list, so a
     /// step does not allocate one per task.
     no_answers: Arc<[serde_json::Value]>,
+    /// Scratch space for building task keys.
+    key_buf: String,
     config: &'g RunConfig,
     state: S,
     versions: Versions,
@@ -499,6 +501,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             bases: vec![None; S::CHANNELS.len()],
             versions_seen: BTreeMap::new(),
             no_answers: Arc::from(Vec::new()),
+            key_buf: String::new(),
             next: Frontier::new(g.nodes.len()),
             barriers: g
                 .joins
@@ -1082,8 +1085,16 @@ impl<'g, S: GraphState> Loop<'g, S> {
             let (thread, checkpoint) = self.persist.as_ref().map_or(("", ""), |p| {
                 (p.thread.as_str(), p.parent.as_deref().unwrap_or_default())
             });
+            // Written into one reused buffer: only the shared key is allocated.
+            let buf = &mut self.key_buf;
             ids.iter()
-                .map(|id| Arc::from([thread, ":", checkpoint, ":", id.as_str()].concat()))
+                .map(|id| {
+                    buf.clear();
+                    for part in [thread, ":", checkpoint, ":", id.as_str()] {
+                        buf.push_str(part);
+                    }
+                    Arc::from(buf.as_str())
+                })
                 .collect()
         };
         let mut known: Vec<Known<S>> = Vec::with_capacity(tasks.len());
@@ -1579,7 +1590,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             channel_bases: persist::base_map::<S>(&self.bases),
             next,
             barriers,
-            schema_version: S::SCHEMA_VERSION.to_string(),
+            schema_version: self.g.schema_version.clone(),
             graph_version: self.g.version.clone(),
         };
         // A loop checkpoint records the step that just ran; the others the step they

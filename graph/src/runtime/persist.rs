@@ -147,7 +147,7 @@ async fn restore_migrated<S: GraphState>(
     }
     migration(&mut values).map_err(|reason| CheckpointError::Migration {
         id: cp.id.clone(),
-        from: cp.schema_version.clone(),
+        from: cp.schema_version.to_string(),
         reason,
     })?;
     let mut state = S::default();
@@ -187,12 +187,12 @@ pub(crate) async fn restore<S: GraphState>(
             supported: CHECKPOINT_FORMAT,
         });
     }
-    if cp.schema_version != S::SCHEMA_VERSION {
-        return match migrations.get(&cp.schema_version) {
+    if *cp.schema_version != *S::SCHEMA_VERSION {
+        return match migrations.get(&*cp.schema_version) {
             Some(migration) => restore_migrated(saver, tuple, migration).await,
             None => Err(CheckpointError::SchemaMismatch {
                 id: cp.id.clone(),
-                stored: cp.schema_version.clone(),
+                stored: cp.schema_version.to_string(),
                 expected: S::SCHEMA_VERSION.to_string(),
             }),
         };
