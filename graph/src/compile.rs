@@ -182,8 +182,9 @@ pub(crate) struct Graph<S: GraphState> {
     pub(crate) version: Arc<str>,
     /// `S::SCHEMA_VERSION`, shared by every checkpoint the graph writes.
     pub(crate) schema_version: Arc<str>,
-    /// The largest batch of background saves in the last run: the next run's save
-    /// queue reserves that much up front instead of growing (and copying) its ops.
+    /// The size of the last batch of background saves of the last run: the next
+    /// run's save queue reserves that much up front instead of growing (and
+    /// copying) its ops.
     pub(crate) save_batch_hint: std::sync::atomic::AtomicUsize,
 }
 

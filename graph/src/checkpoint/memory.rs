@@ -28,8 +28,8 @@ struct StoredWrite {
 
 #[derive(Clone, Default)]
 struct Namespace {
-    // Boxed: a checkpoint is a few hundred bytes, and B-tree nodes move their
-    // entries around as they fill and split.
+    // Boxed: an entry is a few hundred bytes, and the vector moves its entries
+    // whenever it grows.
     checkpoints: ById<Box<Entry>>,
     writes: ById<BTreeMap<(String, u32), StoredWrite>>,
     /// Stored channel values by channel, then version. (Nested rather than keyed by

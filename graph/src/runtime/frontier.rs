@@ -103,12 +103,12 @@ impl Frontier {
         }
     }
 
-    /// Whether no task is planned.
     /// How many tasks are planned.
     pub(crate) fn len(&self) -> usize {
         self.pulls.len() + self.pushes.len()
     }
 
+    /// Whether no task is planned.
     pub(crate) fn is_empty(&self) -> bool {
         self.pulls.is_empty() && self.pushes.is_empty()
     }

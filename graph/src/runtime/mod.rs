@@ -1671,8 +1671,8 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
         if let Some(p) = &mut self.persist {
             p.flush().await?;
-            let largest = lock_queue(&p.queue).last_batch;
-            self.g.save_batch_hint.store(largest, Ordering::Relaxed);
+            let last = lock_queue(&p.queue).last_batch;
+            self.g.save_batch_hint.store(last, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -1696,9 +1696,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
 #[derive(Default)]
 struct SaveQueue {
     ops: Vec<SaveOp>,
-    /// The largest batch taken so far (starting from the graph's hint): an empty
-    /// queue reserves that much on its first save, so a batch of large ops is not
-    /// copied over and over as it grows.
+    /// The size of the last batch taken (at first, the graph's hint): an empty queue
+    /// reserves that much on its first save, so a batch of large ops is not copied
+    /// over and over as it grows.
     last_batch: usize,
     /// Whether a background saver is draining `ops`.
     active: bool,
@@ -1742,7 +1742,7 @@ impl Persist {
                         q.active = false;
                         return Ok(());
                     }
-                    q.last_batch = q.last_batch.max(q.ops.len());
+                    q.last_batch = q.ops.len();
                     std::mem::take(&mut q.ops)
                 };
                 if let Err(e) = saver.put_batch(ops).await {
@@ -1762,7 +1762,9 @@ impl Persist {
         }
         let (ops, failed) = {
             let mut queue = lock_queue(&self.queue);
-            queue.last_batch = queue.last_batch.max(queue.ops.len());
+            if !queue.ops.is_empty() {
+                queue.last_batch = queue.ops.len();
+            }
             (std::mem::take(&mut queue.ops), queue.failed.take())
         };
         if let Some(e) = failed {
