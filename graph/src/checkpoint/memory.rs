@@ -269,6 +269,12 @@ impl Stored {
     }
 }
 
+/// Stores one save (`put`, `put_writes`); `put_batch` groups saves by namespace.
+fn store_one(threads: &mut Threads, op: SaveOp) {
+    let ((thread_id, checkpoint_ns), stored) = Stored::split(op);
+    stored.store(namespace(threads, thread_id, checkpoint_ns));
+}
+
 fn tuple(config: &CheckpointConfig, ns: &Namespace, id: &str, e: &Entry) -> CheckpointTuple {
     let at = |id: &str| CheckpointConfig {
         thread_id: config.thread_id.clone(),
@@ -366,18 +372,14 @@ impl CheckpointSaver for InMemorySaver {
     ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
         Box::pin(async move {
             let id = checkpoint.id.clone();
-            let mut threads = self.lock();
-            let ns = namespace(
-                &mut threads,
-                config.thread_id.clone(),
-                config.checkpoint_ns.clone(),
+            store_one(
+                &mut self.lock(),
+                SaveOp::Checkpoint {
+                    config: config.clone(),
+                    checkpoint,
+                    metadata,
+                },
             );
-            let entry = Entry {
-                checkpoint,
-                metadata,
-                parent: config.checkpoint_id.clone(),
-            };
-            store_checkpoint(ns, Box::new(entry));
             Ok(CheckpointConfig {
                 thread_id: config.thread_id.clone(),
                 checkpoint_ns: config.checkpoint_ns.clone(),
@@ -392,13 +394,8 @@ impl CheckpointSaver for InMemorySaver {
         writes: Vec<PendingWrite>,
     ) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
-            let mut threads = self.lock();
-            let ns = namespace(
-                &mut threads,
-                config.thread_id.clone(),
-                config.checkpoint_ns.clone(),
-            );
-            store_writes(ns, config.checkpoint_id.clone(), writes);
+            let config = config.clone();
+            store_one(&mut self.lock(), SaveOp::Writes { config, writes });
             Ok(())
         })
     }
