@@ -35,7 +35,7 @@ pub use node::{
 };
 pub use retry::RetryPolicy;
 pub use runtime::{
-    Durability, RunConfig, RunError, RunInput, RunOutput, StateSnapshot, TaskSnapshot,
+    Durability, NodePanic, RunConfig, RunError, RunInput, RunOutput, StateSnapshot, TaskSnapshot,
 };
 pub use send::{IntoPayload, Send};
 pub use state::{

@@ -596,8 +596,9 @@ impl<'a, S: 'static> TaskInput<'a, S> {
     }
 }
 
-type SyncRunner<S> = dyn Fn(TaskInput<'_, S>, &NodeContext) -> NodeResult<S> + Send + Sync;
-type AsyncRunner<S> =
+pub(crate) type SyncRunner<S> =
+    dyn Fn(TaskInput<'_, S>, &NodeContext) -> NodeResult<S> + Send + Sync;
+pub(crate) type AsyncRunner<S> =
     dyn for<'a> Fn(TaskInput<'a, S>, &'a NodeContext) -> BoxFuture<'a, NodeResult<S>> + Send + Sync;
 
 /// A node erased to what the runtime calls.

@@ -156,3 +156,15 @@ impl RunError {
         }
     }
 }
+
+/// A node panicked. The panic is caught where the task runs and fails the run like
+/// an error the node returned: [`RunError::Node`] carries it (find it with
+/// `err.node_error().and_then(|e| e.downcast_ref::<NodePanic>())`), finished
+/// siblings' writes are kept and the thread is released. A panic is never retried.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the node panicked: {message}")]
+#[non_exhaustive]
+pub struct NodePanic {
+    /// The panic's message (`(a panic without a message)` for other payloads).
+    pub message: String,
+}

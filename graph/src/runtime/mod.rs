@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering;
 use tracing::Instrument;
 
 pub use config::{Durability, RunConfig, RunInput, RunOutput};
-pub use error::RunError;
+pub use error::{NodePanic, RunError};
 pub use snapshot::{StateSnapshot, TaskSnapshot};
 
 use crate::checkpoint::{

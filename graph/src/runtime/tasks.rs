@@ -1,19 +1,22 @@
 //! Running one superstep's tasks: plain sync nodes inline, everything else polled
 //! concurrently on the invoking task (bounded by `max_concurrency`). The first error
 //! drops the in-flight futures, which cancels them; an interrupt lets the others
-//! finish.
+//! finish. A node that panics fails like a node that returns an error
+//! ([`NodePanic`]): the panic stops at the task, not at the caller.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
+use std::panic::AssertUnwindSafe;
+
 use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use tracing::Instrument;
 
-use super::RunError;
 use super::config::RunConfig;
 use super::frontier::Task;
+use super::{NodePanic, RunError};
 use crate::compile::{CompiledNode, Graph};
 use crate::node::{
     BoxFuture, Interrupt, NodeContext, NodeError, NodeOutput, NodeResult, Runner, TaskInput,
@@ -105,6 +108,43 @@ fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeCont
     }
 }
 
+/// Calls a sync node body; a panic becomes the node's error.
+fn call_sync<S: GraphState>(
+    f: &crate::node::SyncRunner<S>,
+    input: TaskInput<'_, S>,
+    ctx: &NodeContext,
+) -> NodeResult<S> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| f(input, ctx)))
+        .unwrap_or_else(|p| Err(panicked(p)))
+}
+
+/// Calls an async node body; a panic (making or polling its future) becomes the
+/// node's error.
+async fn call_async<S: GraphState>(
+    f: &crate::node::AsyncRunner<S>,
+    input: TaskInput<'_, S>,
+    ctx: &NodeContext,
+) -> NodeResult<S> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| f(input, ctx))) {
+        Ok(running) => AssertUnwindSafe(running)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|p| Err(panicked(p))),
+        Err(p) => Err(panicked(p)),
+    }
+}
+
+fn panicked(payload: Box<dyn std::any::Any + std::marker::Send>) -> NodeError {
+    let message = match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => payload.downcast_ref::<&str>().map_or_else(
+            || "(a panic without a message)".to_string(),
+            |m| (*m).to_string(),
+        ),
+    };
+    NodeError::new(NodePanic { message })
+}
+
 async fn run_task<S: GraphState>(
     node: &CompiledNode<S>,
     input: TaskInput<'_, S>,
@@ -113,12 +153,15 @@ async fn run_task<S: GraphState>(
     loop {
         let ctx = context(node, &env);
         let result = match &node.runner {
-            Runner::Sync(f) => f(input, &ctx),
-            Runner::Async(f) => f(input, &ctx).await,
+            Runner::Sync(f) => call_sync(&**f, input, &ctx),
+            Runner::Async(f) => call_async(&**f, input, &ctx).await,
         };
         match (result, &node.retry) {
+            // A panic is a bug, not a passing failure: it is never retried.
             (Err(e), Some(policy))
-                if e.as_interrupt().is_none() && policy.should_retry(env.attempt, &e) =>
+                if e.as_interrupt().is_none()
+                    && e.downcast_ref::<NodePanic>().is_none()
+                    && policy.should_retry(env.attempt, &e) =>
             {
                 tracing::debug!(node = %node.name, attempt = env.attempt, error = %e, "retrying");
                 tokio::time::sleep(policy.delay_after(env.attempt)).await;
@@ -253,7 +296,7 @@ pub(crate) async fn execute<S: GraphState>(
             if let (Runner::Sync(f), None) = (&node.runner, &node.retry) {
                 let ctx = context(node, &env(i, 1));
                 let started = Instant::now();
-                let result = span.in_scope(|| f(input, &ctx));
+                let result = span.in_scope(|| call_sync(&**f, input, &ctx));
                 outcome.durations[i] = started.elapsed();
                 if let Some(error) =
                     settle(g, i, task, result, step, &mut sink, &mut outcome).await?
