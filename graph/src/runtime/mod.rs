@@ -44,8 +44,14 @@ const COMMAND_TASK: &str = "__command__";
 
 /// Task ids of a step: `{step}:{node}` for tasks scheduled by edges (one per node),
 /// `{step}:{node}:send{k}` for the k-th `Send` task. Adding a task to a paused step
-/// never changes the ids of the others.
-pub(crate) fn task_ids<'a>(step: i64, tasks: impl Iterator<Item = (&'a str, bool)>) -> Vec<String> {
+/// never changes the ids of the others. After `reruns` rejected attempts of the step
+/// (see [`persist::WRITE_REJECTED`]) every id ends in `:rerun{reruns}`, so the
+/// rejected attempts' saved writes are not taken for this one's.
+pub(crate) fn task_ids<'a>(
+    step: i64,
+    reruns: u32,
+    tasks: impl Iterator<Item = (&'a str, bool)>,
+) -> Vec<String> {
     use std::fmt::Write as _;
     let mut sends = 0;
     tasks
@@ -57,6 +63,9 @@ pub(crate) fn task_ids<'a>(step: i64, tasks: impl Iterator<Item = (&'a str, bool
                 let _ = write!(id, "{step}:{node}:send{}", sends - 1);
             } else {
                 let _ = write!(id, "{step}:{node}");
+            }
+            if reruns > 0 {
+                let _ = write!(id, ":rerun{reruns}");
             }
             id
         })
@@ -370,6 +379,9 @@ struct Persist {
     dirty: bool,
     /// Resume commands saved on the loaded checkpoint (the next one's number).
     commands: usize,
+    /// Attempts of the next step whose writes were rejected (its tasks run again
+    /// under new ids).
+    reruns: u32,
     /// Steps run since the last saved checkpoint, for its metadata.
     history: Vec<StepRecord>,
     /// Nodes that wrote in the last step (for `update_state` without `as_node`).
@@ -534,6 +546,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             durability: config.durability,
             dirty: false,
             commands: 0,
+            reruns: 0,
             history: Vec::new(),
             last_writers: Vec::new(),
             waiting: HashMap::new(),
@@ -617,6 +630,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             for w in writes {
                 match w.channel.as_str() {
                     persist::WRITE_ERROR => {}
+                    persist::WRITE_REJECTED => p.reruns += 1,
                     persist::WRITE_INTERRUPT => {
                         if let Ok(i) = serde_json::from_value::<Interrupt>(w.value.clone()) {
                             p.waiting.insert(w.task_id.clone(), i);
@@ -824,10 +838,23 @@ impl<'g, S: GraphState> Loop<'g, S> {
             let result = self.superstep(&tasks).instrument(span).await;
             match result {
                 Err(e) => {
-                    if matches!(e, RunError::Node { .. }) {
-                        self.next.put_back(tasks);
-                        self.mark_exit_dirty();
-                        self.finish_failed().await?;
+                    match &e {
+                        RunError::Node { .. } => {
+                            self.next.put_back(tasks);
+                            self.mark_exit_dirty();
+                            self.finish_failed().await?;
+                        }
+                        // Nothing of the step was applied: it is not committed, its
+                        // writes are not kept, and continuing runs it again.
+                        RunError::InvalidUpdate { step: Some(_), .. } => {
+                            self.reject_step(&tasks, &e).await?;
+                            self.next.put_back(tasks);
+                            self.mark_exit_dirty();
+                            self.finish_failed().await?;
+                        }
+                        // The step's state is not the pre-step state any more: only
+                        // the saves already made are waited for.
+                        _ => self.abandon().await,
                     }
                     return Err(e);
                 }
@@ -841,6 +868,10 @@ impl<'g, S: GraphState> Loop<'g, S> {
             self.steps_run += 1;
             if let Some(p) = &mut self.persist {
                 p.dirty = true;
+                p.reruns = 0;
+                // Held back for a checkpoint (`Exit`): the committed step's writes
+                // are in the state now.
+                p.buffered.clear();
             }
             if self
                 .persist
@@ -1073,6 +1104,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         let step = usize::try_from(self.step).unwrap_or(0);
         let ids = task_ids(
             self.step,
+            self.persist.as_ref().map_or(0, |p| p.reruns),
             tasks
                 .iter()
                 .map(|t| (&*g.nodes[t.node].name, t.payload.is_some())),
@@ -1677,6 +1709,56 @@ impl<'g, S: GraphState> Loop<'g, S> {
         Ok(())
     }
 
+    /// After the writes of `tasks` were rejected: the checkpoint records the rejected
+    /// attempt, so a continue runs every task of the step again under new ids (the
+    /// saved writes of this attempt are never applied), and each new task carries
+    /// the rejection as its error until it runs.
+    async fn reject_step(&mut self, tasks: &[Task], error: &RunError) -> Result<(), RunError> {
+        let g = self.g;
+        let Some(p) = &mut self.persist else {
+            return Ok(());
+        };
+        let message = serde_json::Value::String(error.to_string());
+        // Held back writes (`Exit`) are this step's: they are dropped.
+        p.buffered.clear();
+        let attempt = p.reruns;
+        let rerun_ids = task_ids(
+            self.step,
+            attempt.saturating_add(1),
+            tasks
+                .iter()
+                .map(|t| (&*g.nodes[t.node].name, t.payload.is_some())),
+        );
+        let mut writes = Vec::with_capacity(rerun_ids.len() + 1);
+        writes.push(PendingWrite {
+            task_id: persist::WRITE_REJECTED.to_string(),
+            idx: attempt,
+            channel: persist::WRITE_REJECTED.to_string(),
+            value: message.clone(),
+        });
+        writes.extend(rerun_ids.into_iter().map(|task_id| PendingWrite {
+            task_id,
+            idx: persist::IDX_ERROR,
+            channel: persist::WRITE_ERROR.to_string(),
+            value: message.clone(),
+        }));
+        p.save_writes(writes).await?;
+        p.reruns = attempt.saturating_add(1);
+        Ok(())
+    }
+
+    /// After a run failed mid-step with its state no longer the pre-step one: the
+    /// saves already handed to the background saver land before the run returns
+    /// (nothing new is saved). A failing save is logged: the run's own error is the
+    /// one returned.
+    async fn abandon(&mut self) {
+        if let Some(p) = &mut self.persist
+            && let Err(e) = p.flush().await
+        {
+            tracing::warn!(error = %e, "a background checkpoint save failed after the run failed");
+        }
+    }
+
     /// After a node failed: with `Exit` durability, the checkpoint and the finished
     /// siblings' writes are saved now.
     async fn finish_failed(&mut self) -> Result<(), RunError> {
@@ -1755,6 +1837,23 @@ impl Persist {
         }));
     }
 
+    /// Saves pending writes of the current checkpoint as the durability mode says:
+    /// now (`Sync`), in the background (`Async`), or with the run's last checkpoint
+    /// (`Exit`, or before the thread has one).
+    async fn save_writes(&mut self, writes: Vec<PendingWrite>) -> Result<(), RunError> {
+        if self.durability == config::Durability::Exit || self.parent.is_none() {
+            self.buffered.extend(writes);
+            return Ok(());
+        }
+        let at = persist::config_at(&self.thread, self.parent.clone());
+        if self.durability == config::Durability::Async {
+            self.enqueue(SaveOp::Writes { config: at, writes });
+        } else {
+            self.saver.put_writes(&at, writes).await?;
+        }
+        Ok(())
+    }
+
     /// Waits for the background saver; returns its error, if a batch failed.
     async fn flush(&mut self) -> Result<(), CheckpointError> {
         if let Some(background) = self.background.take() {
@@ -1798,17 +1897,7 @@ struct PersistSink<'a, S: GraphState> {
 
 impl<S: GraphState> PersistSink<'_, S> {
     async fn save(&mut self, writes: Vec<PendingWrite>) -> Result<(), RunError> {
-        if self.p.durability == config::Durability::Exit || self.p.parent.is_none() {
-            self.p.buffered.extend(writes);
-            return Ok(());
-        }
-        let at = persist::config_at(&self.p.thread, self.p.parent.clone());
-        if self.p.durability == config::Durability::Async {
-            self.p.enqueue(SaveOp::Writes { config: at, writes });
-        } else {
-            self.p.saver.put_writes(&at, writes).await?;
-        }
-        Ok(())
+        self.p.save_writes(writes).await
     }
 }
 

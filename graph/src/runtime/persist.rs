@@ -32,6 +32,10 @@ pub(crate) const WRITE_SEND: &str = "send";
 pub(crate) const WRITE_ERROR: &str = "__error__";
 pub(crate) const WRITE_INTERRUPT: &str = "__interrupt__";
 pub(crate) const WRITE_RESUME: &str = "__resume__";
+/// Marks an attempt of the next step whose writes were rejected when applied (task
+/// `__rejected__`, index = the attempt's number, value = the error). Its tasks run
+/// again under new ids: see `task_ids`.
+pub(crate) const WRITE_REJECTED: &str = "__rejected__";
 /// Marks a task that finished without writing anything, so it is not re-run.
 pub(crate) const WRITE_DONE: &str = "__done__";
 

@@ -80,6 +80,15 @@ impl<S: GraphState> CompiledGraph<S> {
             })?;
         let g = &*self.graph;
         let step = tuple.metadata.step.saturating_add(1);
+        let reruns = tuple
+            .pending_writes
+            .iter()
+            .filter(|w| w.channel == persist::WRITE_REJECTED)
+            .count();
+        let reruns = u32::try_from(reruns).unwrap_or(u32::MAX);
+        // Saved writes that cannot be applied together (a step cut short before its
+        // writes were checked): shown on their tasks, not a failure to read.
+        let mut rejected = None;
         let task_info = |id: &str| {
             let own: Vec<&PendingWrite> = tuple
                 .pending_writes
@@ -91,7 +100,10 @@ impl<S: GraphState> CompiledGraph<S> {
             let has_writes = own.iter().any(|w| {
                 !matches!(
                     w.channel.as_str(),
-                    persist::WRITE_ERROR | persist::WRITE_INTERRUPT | persist::WRITE_RESUME
+                    persist::WRITE_ERROR
+                        | persist::WRITE_INTERRUPT
+                        | persist::WRITE_RESUME
+                        | persist::WRITE_REJECTED
                 )
             });
             let error = (!has_writes)
@@ -110,7 +122,7 @@ impl<S: GraphState> CompiledGraph<S> {
                 .planned()
                 .map(|(n, payload)| (g.nodes[n].name.to_string(), payload.is_some()))
                 .collect();
-            let ids = super::task_ids(step, planned.iter().map(|(n, s)| (n.as_str(), *s)));
+            let ids = super::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
             let mut values = lp.state.clone();
             let mut writes = Vec::new();
             let mut interrupts = Vec::new();
@@ -128,9 +140,18 @@ impl<S: GraphState> CompiledGraph<S> {
                 }
             }
             if !writes.is_empty() {
-                values
-                    .apply_writes(writes)
-                    .map_err(|source| RunError::InvalidUpdate { step: None, source })?;
+                let mut applied = values.clone();
+                match applied.apply_writes(writes) {
+                    Ok(_) => values = applied,
+                    Err(source) => {
+                        let step = usize::try_from(step).unwrap_or(0);
+                        let error = RunError::InvalidUpdate {
+                            step: Some(step),
+                            source,
+                        };
+                        rejected = Some(error.to_string());
+                    }
+                }
             }
             (values, planned, interrupts)
         } else {
@@ -143,10 +164,13 @@ impl<S: GraphState> CompiledGraph<S> {
                 .collect();
             (restored.state, planned, Vec::new())
         };
-        let ids = super::task_ids(step, planned.iter().map(|(n, s)| (n.as_str(), *s)));
+        let ids = super::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
         let mut tasks = Vec::new();
         for ((node, _), id) in planned.iter().zip(ids) {
-            let (has_writes, error) = task_info(&id);
+            let (has_writes, mut error) = task_info(&id);
+            if has_writes && rejected.is_some() {
+                error.clone_from(&rejected);
+            }
             tasks.push(TaskSnapshot {
                 id,
                 node: node.clone(),
