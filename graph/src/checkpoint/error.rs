@@ -110,6 +110,24 @@ pub enum CheckpointError {
         /// How long this run waited.
         waited: std::time::Duration,
     },
+    /// A saved pending write this graph cannot use: an unknown kind of write, an
+    /// update of a channel the state does not have, or a malformed destination. It
+    /// is never skipped, so no task's output is silently lost.
+    #[error(
+        "thread `{thread}`, checkpoint {checkpoint}, task `{task}`: saved write `{channel}` is unusable: {reason}; the stored row was damaged or written by another program"
+    )]
+    InvalidWrite {
+        /// The thread.
+        thread: String,
+        /// The checkpoint the write belongs to.
+        checkpoint: String,
+        /// The task that wrote it.
+        task: String,
+        /// The write's channel (its kind: `update`, `goto`, `send`, or the unknown name).
+        channel: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A `Send` payload could not be stored or restored.
     #[error("payload of a Send to `{node}`: {reason}")]
     Payload {

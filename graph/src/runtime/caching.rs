@@ -87,7 +87,6 @@ pub(crate) async fn lookup<S: GraphState>(
     store: &dyn NodeCache,
     current: Current<'_, S>,
     tasks: &[Task],
-    ids: &[String],
     known: &mut [Known<S>],
 ) -> Result<Vec<Option<Probe>>, RunError> {
     let Current {
@@ -125,7 +124,7 @@ pub(crate) async fn lookup<S: GraphState>(
             && fresh(&entry, &seen, now)
         {
             let writes: Vec<&PendingWrite> = entry.writes.iter().collect();
-            match persist::decode_output(g, &ids[i], &writes) {
+            match persist::decode_output(g, thread, "(node cache)", &writes) {
                 Ok(out) => {
                     known[i] = Known::Cached(out);
                     hit = Some(entry);

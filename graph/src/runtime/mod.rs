@@ -632,9 +632,17 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     persist::WRITE_ERROR => {}
                     persist::WRITE_REJECTED => p.reruns += 1,
                     persist::WRITE_INTERRUPT => {
-                        if let Ok(i) = serde_json::from_value::<Interrupt>(w.value.clone()) {
-                            p.waiting.insert(w.task_id.clone(), i);
-                        }
+                        let i =
+                            serde_json::from_value::<Interrupt>(w.value.clone()).map_err(|e| {
+                                CheckpointError::InvalidWrite {
+                                    thread: p.thread.clone(),
+                                    checkpoint: id.clone(),
+                                    task: w.task_id.clone(),
+                                    channel: w.channel.clone(),
+                                    reason: format!("not an interrupt: {e}"),
+                                }
+                            })?;
+                        p.waiting.insert(w.task_id.clone(), i);
                     }
                     persist::WRITE_RESUME => {
                         p.answers
@@ -672,7 +680,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             let mut outputs = Vec::new();
             for (_, writes) in &commands {
                 let writes: Vec<&PendingWrite> = writes.iter().collect();
-                outputs.push(persist::decode_output(self.g, id, &writes)?);
+                outputs.push(persist::decode_output(self.g, &p.thread, id, &writes)?);
             }
             for out in outputs {
                 self.apply_command_output(out)?;
@@ -1167,7 +1175,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 known.push(match (saved.get(id), interrupt) {
                     (Some(writes), _) => {
                         let writes: Vec<&PendingWrite> = writes.iter().collect();
-                        Known::Output(persist::decode_output(g, checkpoint, &writes)?)
+                        Known::Output(persist::decode_output(g, &p.thread, checkpoint, &writes)?)
                     }
                     (None, Some(interrupt)) => Known::Waiting(interrupt),
                     (None, None) => Known::Run,
@@ -1194,7 +1202,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     state: &self.state,
                     versions: &self.versions,
                 };
-                caching::lookup(g, &**store, current, tasks, &ids, &mut known).await?
+                caching::lookup(g, &**store, current, tasks, &mut known).await?
             }
             _ => Vec::new(),
         };

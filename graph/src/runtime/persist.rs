@@ -355,42 +355,51 @@ pub(crate) fn decode_payload<S: GraphState>(
     Ok((index, decoded))
 }
 
-/// Rebuilds a task's output from its saved writes.
+/// Rebuilds a task's output from its saved writes (of `thread`'s `checkpoint`). A
+/// write it cannot use is an error, never skipped.
 pub(crate) fn decode_output<S: GraphState>(
     g: &Graph<S>,
-    id: &str,
+    thread: &str,
+    checkpoint: &str,
     writes: &[&PendingWrite],
 ) -> Result<NodeOutput<S>, CheckpointError> {
     let mut out = NodeOutput::empty();
     for w in writes {
+        let invalid = |reason: String| CheckpointError::InvalidWrite {
+            thread: thread.to_string(),
+            checkpoint: checkpoint.to_string(),
+            task: w.task_id.clone(),
+            channel: w.channel.clone(),
+            reason,
+        };
         match w.channel.as_str() {
-            WRITE_UPDATE => {
-                out.writes
-                    .push(S::decode_update(w.value.clone()).map_err(|source| {
-                        CheckpointError::Channel {
-                            id: id.to_string(),
-                            source,
-                        }
-                    })?)
-            }
+            WRITE_UPDATE => out.writes.push(
+                S::decode_update(w.value.clone()).map_err(|source| invalid(source.to_string()))?,
+            ),
             WRITE_GOTO => {
-                let name = w.value.as_str().unwrap_or_default();
+                let name = w.value.as_str().ok_or_else(|| {
+                    invalid(format!("a goto must name a node, found {}", w.value))
+                })?;
                 out.goto.push(Goto::Node(Arc::from(name)));
             }
             WRITE_SEND => {
-                let node = w
-                    .value
-                    .get("node")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let node =
+                    w.value.get("node").and_then(Value::as_str).ok_or_else(|| {
+                        invalid("a send must name its node in `node`".to_string())
+                    })?;
                 let payload = w.value.get("payload").cloned().unwrap_or(Value::Null);
-                let (index, payload) = decode_payload(g, id, node, payload)?;
+                let (index, payload) = decode_payload(g, checkpoint, node, payload)?;
                 out.goto.push(Goto::Send(Send::from_parts(
                     g.nodes[index].name.clone(),
                     payload,
                 )));
             }
-            _ => {}
+            WRITE_DONE => {}
+            _ => {
+                return Err(invalid(
+                    "not a kind of write stategraph saves (`update`, `goto`, `send`)".to_string(),
+                ));
+            }
         }
     }
     Ok(out)

@@ -130,7 +130,12 @@ impl<S: GraphState> CompiledGraph<S> {
                 for ((node, _), id) in planned.iter().zip(&ids) {
                     if let Some(saved) = p.resumed.get(id) {
                         let saved: Vec<&PendingWrite> = saved.iter().collect();
-                        let out = persist::decode_output(g, &tuple.checkpoint.id, &saved)?;
+                        let out = persist::decode_output(
+                            g,
+                            &tuple.config.thread_id,
+                            &tuple.checkpoint.id,
+                            &saved,
+                        )?;
                         let name: std::sync::Arc<str> = node.as_str().into();
                         writes.extend(out.writes.into_iter().map(|u| Write::new(name.clone(), u)));
                     }
