@@ -4,6 +4,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod answer;
 pub mod builder;
 pub mod cache;
 pub mod checkpoint;

@@ -339,9 +339,14 @@ impl NodeContext {
     /// # }
     /// ```
     ///
+    /// A resume value that does not decode as `R` is refused: the run fails with
+    /// [`RunError::InvalidResume`](crate::RunError::InvalidResume) and the same
+    /// interrupt stays pending, so the next resume answers it afresh. (When the
+    /// resuming process has seen a node ask for `R`, the value is refused before the
+    /// node runs and nothing is saved.)
+    ///
     /// # Errors
-    /// The interrupt (to propagate), or a resume value that does not decode as `R`, or
-    /// a `value` that does not serialize.
+    /// The interrupt (to propagate), or a `value` that does not serialize.
     pub fn interrupt<T: serde::Serialize, R: serde::de::DeserializeOwned>(
         &self,
         value: T,
@@ -349,25 +354,30 @@ impl NodeContext {
         let n = self
             .interrupts_called
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if let Some(answer) = self.resume.get(n) {
-            return serde_json::from_value(answer.clone()).map_err(|e| {
-                NodeError::msg(format!(
-                    "resume value {n} for node `{}` does not decode as `{}`: {e}",
-                    self.node,
-                    std::any::type_name::<R>()
-                ))
-            });
-        }
+        let expects = crate::answer::expect::<R>();
+        // A refused answer raises the interrupt again: the next resume replaces it.
+        let refused = match self.resume.get(n) {
+            Some(answer) => match <R as serde::Deserialize>::deserialize(answer) {
+                Ok(decoded) => return Ok(decoded),
+                Err(e) => Some(e.to_string()),
+            },
+            None => None,
+        };
         let value = serde_json::to_value(value).map_err(|e| {
             NodeError::msg(format!(
                 "interrupt value of node `{}` does not serialize: {e}",
                 self.node
             ))
         })?;
-        Err(NodeError::new(Interrupt {
-            id: interrupt_id(&self.task_key, n),
-            node: self.node.to_string(),
-            value,
+        Err(NodeError::new(crate::answer::Pause {
+            interrupt: Interrupt {
+                id: interrupt_id(&self.task_key, n),
+                node: self.node.to_string(),
+                value,
+            },
+            index: n,
+            expects,
+            refused,
         }))
     }
 }

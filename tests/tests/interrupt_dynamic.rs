@@ -223,7 +223,7 @@ async fn two_interrupts_in_one_node_take_two_resumes_and_get_their_answers_in_or
 }
 
 #[tokio::test]
-async fn a_resume_value_of_the_wrong_type_is_a_node_error() {
+async fn a_resume_value_of_the_wrong_type_is_refused_and_the_interrupt_stays_pending() {
     let thread = "two-in-one-bad-type";
     let graph = StateGraph::<Doc>::new()
         .add_node(interview)
@@ -237,11 +237,20 @@ async fn a_resume_value_of_the_wrong_type_is_a_node_error() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, RunError::Node { node, .. } if node == "interview"),
+        matches!(&err, RunError::InvalidResume { node, .. } if node == "interview"),
         "{err:?}"
     );
     assert!(err.to_string().contains("does not decode"), "{err}");
     assert_eq!(runs(thread, "before-second"), 0);
+    // Still waiting at the same question; a good answer goes on to the next one.
+    let snap = graph.get_state(&cfg).await.unwrap().unwrap();
+    assert_eq!(snap.interrupts.len(), 1);
+    assert_eq!(snap.interrupts[0].value, json!("name?"));
+    let next = graph.invoke(Command::resume("Ada"), &cfg).await.unwrap();
+    assert_eq!(
+        next.interrupts[0].value,
+        json!({ "ask": "age?", "name": "Ada" })
+    );
 }
 
 // --- 3. an interrupt in a loop -----------------------------------------------------

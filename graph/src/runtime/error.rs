@@ -101,6 +101,21 @@ pub enum RunError {
         /// The pending interrupt ids.
         ids: Vec<String>,
     },
+    /// A resume value does not decode as the type the interrupted node asks for. The
+    /// interrupt stays pending; resume it again with a value of that type.
+    #[error(
+        "resume value for interrupt {interrupt} of node `{node}` does not decode as `{expected}`: {reason}; the interrupt is still pending: resume it again with a value of that type"
+    )]
+    InvalidResume {
+        /// The interrupt's id.
+        interrupt: String,
+        /// The interrupted node.
+        node: String,
+        /// The Rust type the node decodes its answer into.
+        expected: String,
+        /// Why the value does not decode.
+        reason: String,
+    },
     /// A resume names an interrupt that is not pending.
     #[error("no pending interrupt has id `{id}`")]
     UnknownInterrupt {

@@ -388,6 +388,8 @@ struct Persist {
     last_writers: Vec<Arc<str>>,
     /// Unanswered interrupts of tasks of the next step, by task id.
     waiting: HashMap<String, Interrupt>,
+    /// The answer type each waiting task's interrupt expects, by task id.
+    expects: HashMap<String, String>,
     /// Answers given to tasks of the next step, by task id, in call order.
     answers: HashMap<String, Vec<serde_json::Value>>,
     /// The thread's writer lock, for runs that write; background saves hold it too, so
@@ -428,8 +430,9 @@ struct Loop<'g, S: GraphState> {
 enum StepEnd<S> {
     Committed,
     /// Tasks interrupted: the step is not committed; the values are the state with
-    /// the finished tasks' writes applied.
-    Paused(S, Vec<Interrupt>),
+    /// the finished tasks' writes applied. With an error, a resume value was refused
+    /// (its interrupt is pending again): the run pauses, then fails with it.
+    Paused(S, Vec<Interrupt>, Option<RunError>),
 }
 
 impl<'g, S: GraphState> Loop<'g, S> {
@@ -550,6 +553,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             history: Vec::new(),
             last_writers: Vec::new(),
             waiting: HashMap::new(),
+            expects: HashMap::new(),
             answers: HashMap::new(),
             lock: None,
         });
@@ -627,6 +631,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         if !fork {
             let mut writes: Vec<&PendingWrite> = t.pending_writes.iter().collect();
             writes.sort_by(|a, b| (&a.task_id, a.idx).cmp(&(&b.task_id, b.idx)));
+            let mut paused_at: HashMap<String, u64> = HashMap::new();
             for w in writes {
                 match w.channel.as_str() {
                     persist::WRITE_ERROR => {}
@@ -642,6 +647,21 @@ impl<'g, S: GraphState> Loop<'g, S> {
                                     reason: format!("not an interrupt: {e}"),
                                 }
                             })?;
+                        // The last record of a task is the call it waits at.
+                        if let Some(index) = w
+                            .value
+                            .get(crate::answer::RECORD_INDEX)
+                            .and_then(serde_json::Value::as_u64)
+                        {
+                            paused_at.insert(w.task_id.clone(), index);
+                        }
+                        if let Some(expects) = w
+                            .value
+                            .get(crate::answer::RECORD_EXPECTS)
+                            .and_then(serde_json::Value::as_str)
+                        {
+                            p.expects.insert(w.task_id.clone(), expects.to_string());
+                        }
                         p.waiting.insert(w.task_id.clone(), i);
                     }
                     persist::WRITE_RESUME => {
@@ -661,6 +681,15 @@ impl<'g, S: GraphState> Loop<'g, S> {
             let done: Vec<String> = p.resumed.keys().cloned().collect();
             for id in done {
                 p.waiting.remove(&id);
+            }
+            // Answers from the call a task waits at on are not kept: an answer that
+            // call refused is replaced by the next resume, not added after.
+            for (task, index) in paused_at {
+                if p.waiting.contains_key(&task)
+                    && let Some(answers) = p.answers.get_mut(&task)
+                {
+                    answers.truncate(usize::try_from(index).unwrap_or(usize::MAX));
+                }
             }
             // Resume commands given while paused here are applied again, in order.
             let mut commands: Vec<(usize, Vec<PendingWrite>)> = p
@@ -730,6 +759,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
     /// written, its destinations join the paused step.
     async fn apply_command(&mut self, command: Command<S>) -> Result<(), RunError> {
         self.require_checkpoint()?;
+        if let (Some(p), Some(resume)) = (&self.persist, &command.resume) {
+            p.check_answers(resume)?;
+        }
         let Command {
             update,
             goto,
@@ -866,9 +898,13 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     }
                     return Err(e);
                 }
-                Ok(StepEnd::Paused(values, interrupts)) => {
+                Ok(StepEnd::Paused(values, interrupts, refused)) => {
                     self.next.put_back(tasks);
-                    return self.pause(values, interrupts).await;
+                    let paused = self.pause(values, interrupts).await?;
+                    return match refused {
+                        Some(e) => Err(e),
+                        None => Ok(paused),
+                    };
                 }
                 Ok(StepEnd::Committed) => {}
             }
@@ -1354,7 +1390,8 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     source,
                 })?;
             let interrupts = outcome.interrupts.into_iter().map(|(_, i)| i).collect();
-            return Ok(StepEnd::Paused(values, interrupts));
+            let refused = outcome.refused.map(|(_, e)| e);
+            return Ok(StepEnd::Paused(values, interrupts, refused));
         }
         let mut outputs: Vec<NodeOutput<S>> = outcome
             .outputs
@@ -1845,6 +1882,38 @@ impl Persist {
         }));
     }
 
+    /// Refuses, before anything is saved, a resume value that does not decode as
+    /// the type its interrupt expects — where this process knows how to check that
+    /// type (see [`crate::answer`]).
+    fn check_answers(&self, resume: &Resume) -> Result<(), RunError> {
+        let answers: Vec<(&String, &serde_json::Value)> = match resume {
+            Resume::Value(value) if self.waiting.len() == 1 => {
+                self.waiting.keys().map(|task| (task, value)).collect()
+            }
+            Resume::Map(map) => self
+                .waiting
+                .iter()
+                .filter_map(|(task, i)| map.get(&i.id).map(|value| (task, value)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (task, value) in answers {
+            let (Some(expects), Some(interrupt)) = (self.expects.get(task), self.waiting.get(task))
+            else {
+                continue;
+            };
+            if let Some(Err(reason)) = crate::answer::check(expects, value) {
+                return Err(RunError::InvalidResume {
+                    interrupt: interrupt.id.clone(),
+                    node: interrupt.node.clone(),
+                    expected: expects.clone(),
+                    reason,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Saves pending writes of the current checkpoint as the durability mode says:
     /// now (`Sync`), in the background (`Async`), or with the run's last checkpoint
     /// (`Exit`, or before the thread has one).
@@ -1944,16 +2013,26 @@ impl<S: GraphState> TaskSink<S> for PersistSink<'_, S> {
         &'a mut self,
         task: usize,
         interrupt: &'a Interrupt,
+        pause: Option<&'a crate::answer::Pause>,
     ) -> BoxFuture<'a, Result<(), RunError>> {
         Box::pin(async move {
             let id = self.ids.get(task).cloned().unwrap_or_default();
-            let n = self.answered.get(task).map_or(0, |a| a.len());
-            let value = serde_json::to_value(interrupt).map_err(|e| {
+            // The call that paused: past the answers given, or the one whose answer
+            // was refused (its record replaces the one it was first raised with).
+            let n = pause.map_or_else(
+                || self.answered.get(task).map_or(0, |a| a.len()),
+                |p| p.index,
+            );
+            let mut value = serde_json::to_value(interrupt).map_err(|e| {
                 RunError::Checkpoint(CheckpointError::Corrupt {
                     what: format!("interrupt of task {id}"),
                     source: e,
                 })
             })?;
+            if let (Some(p), Some(record)) = (pause, value.as_object_mut()) {
+                record.insert(crate::answer::RECORD_EXPECTS.into(), p.expects.into());
+                record.insert(crate::answer::RECORD_INDEX.into(), p.index.into());
+            }
             let write = PendingWrite {
                 task_id: id,
                 idx: persist::IDX_INTERRUPT + u32::try_from(n).unwrap_or(0),

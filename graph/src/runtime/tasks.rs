@@ -17,6 +17,7 @@ use tracing::Instrument;
 use super::config::RunConfig;
 use super::frontier::Task;
 use super::{NodePanic, RunError};
+use crate::answer::Pause;
 use crate::compile::{CompiledNode, Graph};
 use crate::node::{
     BoxFuture, Interrupt, NodeContext, NodeError, NodeOutput, NodeResult, Runner, TaskInput,
@@ -37,11 +38,12 @@ pub(crate) trait TaskSink<S: GraphState>: Send {
         task: usize,
         error: &'a NodeError,
     ) -> BoxFuture<'a, Result<(), RunError>>;
-    /// The task paused.
+    /// The task paused (at `pause`, when the node paused itself).
     fn interrupted<'a>(
         &'a mut self,
         task: usize,
         interrupt: &'a Interrupt,
+        pause: Option<&'a Pause>,
     ) -> BoxFuture<'a, Result<(), RunError>>;
 }
 
@@ -77,6 +79,9 @@ pub(crate) struct Outcome<S: GraphState> {
     pub(crate) durations: Vec<Duration>,
     /// The task that failed (its siblings were cancelled), with the run's error.
     pub(crate) failure: Option<(usize, RunError)>,
+    /// The first task (in task order) that paused again because its answer did not
+    /// decode: the run pauses, then fails with this error.
+    pub(crate) refused: Option<(usize, RunError)>,
 }
 
 fn input_of<'a, S>(task: &'a Task, state: &'a S) -> TaskInput<'a, S> {
@@ -199,8 +204,24 @@ async fn settle<S: GraphState>(
                         node: node.name.to_string(),
                     });
                 };
-                sink.interrupted(i, interrupt).await?;
+                let pause = crate::answer::pause_of(&e);
+                sink.interrupted(i, interrupt, pause).await?;
                 outcome.interrupts.push((i, interrupt.clone()));
+                if let Some(Pause {
+                    refused: Some(reason),
+                    expects,
+                    ..
+                }) = pause
+                    && outcome.refused.as_ref().is_none_or(|(j, _)| i < *j)
+                {
+                    let error = RunError::InvalidResume {
+                        interrupt: interrupt.id.clone(),
+                        node: interrupt.node.clone(),
+                        expected: (*expects).to_string(),
+                        reason: reason.clone(),
+                    };
+                    outcome.refused = Some((i, error));
+                }
                 Ok(None)
             }
             None => {
@@ -239,6 +260,7 @@ pub(crate) async fn execute<S: GraphState>(
         interrupts: Vec::new(),
         durations: vec![Duration::ZERO; tasks.len()],
         failure: None,
+        refused: None,
     };
     for (i, k) in known.into_iter().enumerate() {
         match k {
