@@ -630,7 +630,7 @@ fn describe_pending(snapshot: &StateSnapshot<Research>) -> String {
     let done = snapshot.tasks.iter().filter(|t| t.has_writes).count();
     let mut text = format!(
         "from step {} (next: {})",
-        snapshot.metadata.step + 1,
+        snapshot.metadata.step.saturating_add(1),
         if snapshot.next.is_empty() {
             "only committing saved results".to_string()
         } else {
@@ -708,11 +708,18 @@ pub async fn run(
         }
         (None, fresh) => {
             let newest = newest_thread(&saver).await?;
-            thread_id(if fresh || newest == 0 {
-                newest + 1
+            if fresh || newest == 0 {
+                let next = newest.checked_add(1).ok_or_else(|| {
+                    format!(
+                        "{} already has thread {}, the highest number a new thread can take; name one with `--thread`",
+                        options.db.display(),
+                        thread_id(newest)
+                    )
+                })?;
+                thread_id(next)
             } else {
-                newest
-            })
+                thread_id(newest)
+            }
         }
     };
     let config = RunConfig::new().thread(thread.as_str());
@@ -728,9 +735,12 @@ pub async fn run(
     )?;
 
     let mut finished_earlier = BTreeSet::new();
+    // The first run of a new thread starts it only if no other process just did.
+    let mut run_config = config.clone();
     let mut input: RunInput<Research> = match graph.get_state(&config).await? {
         None => {
             writeln!(out, "starting thread {thread}: {TOPIC}")?;
+            run_config = config.clone().new_thread_only();
             RunInput::Update(Research::update().topic(TOPIC))
         }
         Some(snapshot) if !snapshot.interrupts.is_empty() => {
@@ -771,8 +781,25 @@ pub async fn run(
     };
 
     loop {
-        let interrupts =
-            stream_run(&graph, input, &config, out, started, &finished_earlier).await?;
+        let interrupts = match stream_run(
+            &graph,
+            input,
+            &run_config,
+            out,
+            started,
+            &finished_earlier,
+        )
+        .await
+        {
+            Err(e) if matches!(e.downcast_ref(), Some(RunError::ThreadExists { .. })) => {
+                return Err(format!(
+                        "thread {thread} was started by another process at the same moment and runs there; run this command again to follow it"
+                    )
+                    .into());
+            }
+            result => result?,
+        };
+        run_config = config.clone();
         let Some(pending) = interrupts.first() else {
             break;
         };

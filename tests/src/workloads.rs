@@ -237,3 +237,30 @@ pub fn check_journal(
     }
     writers
 }
+
+/// The state of the thread-start race: who started the thread, and who ran its node.
+#[derive(GraphState, Clone, Debug, Default, PartialEq)]
+pub struct Starters {
+    /// Appended by each run's input.
+    #[reducer(append)]
+    pub starters: Vec<String>,
+    /// Appended each time `publish` runs.
+    #[reducer(add)]
+    pub published: u32,
+}
+
+#[node]
+async fn publish(_s: &Starters) -> StartersUpdate {
+    // Long enough for a racing starter to be waiting on the thread's lock.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    Starters::update().published(1)
+}
+
+/// `START → publish`: a run that must happen once per thread.
+pub fn starters_graph(saver: Arc<dyn CheckpointSaver>) -> CompiledGraph<Starters> {
+    StateGraph::<Starters>::new()
+        .add_node(publish)
+        .add_edge(START, publish)
+        .compile_with(CompileOptions::new().shared_checkpointer(saver))
+        .expect("the starters graph compiles")
+}

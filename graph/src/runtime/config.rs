@@ -49,6 +49,7 @@ pub struct RunConfig {
     pub(crate) interrupt_before: Vec<Arc<str>>,
     pub(crate) interrupt_after: Vec<Arc<str>>,
     pub(crate) lock_timeout: Duration,
+    pub(crate) new_thread_only: bool,
 }
 
 impl Default for RunConfig {
@@ -62,6 +63,7 @@ impl Default for RunConfig {
             interrupt_before: Vec::new(),
             interrupt_after: Vec::new(),
             lock_timeout: Self::DEFAULT_LOCK_TIMEOUT,
+            new_thread_only: false,
         }
     }
 }
@@ -146,6 +148,19 @@ impl RunConfig {
     #[must_use]
     pub fn lock_timeout(mut self, wait: Duration) -> Self {
         self.lock_timeout = wait;
+        self
+    }
+
+    /// This run starts its thread: it fails with [`RunError::ThreadExists`] (saving
+    /// nothing) when the thread already has a checkpoint. Checked under the thread's
+    /// lock, so of several runs — in this or other processes — racing to start one
+    /// new thread, exactly one proceeds; the others get the error once it has saved
+    /// its first checkpoint (or `ThreadBusy` if they wait past `lock_timeout`).
+    ///
+    /// [`RunError::ThreadExists`]: crate::RunError::ThreadExists
+    #[must_use]
+    pub fn new_thread_only(mut self) -> Self {
+        self.new_thread_only = true;
         self
     }
 

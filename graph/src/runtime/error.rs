@@ -79,6 +79,15 @@ pub enum RunError {
         /// Why.
         reason: String,
     },
+    /// A run configured with `RunConfig::new_thread_only` found its thread started
+    /// already (by an earlier or a racing run); nothing was saved.
+    #[error(
+        "thread `{thread}` already exists, and this run was to start it (`RunConfig::new_thread_only`); continue it with `invoke(None, ..)`, or start another thread id"
+    )]
+    ThreadExists {
+        /// The thread.
+        thread: String,
+    },
     /// `RunConfig::checkpoint` names a checkpoint the thread does not have.
     #[error("thread `{thread}` has no checkpoint `{id}`")]
     UnknownCheckpoint {

@@ -472,6 +472,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
         let lock = saver.lock_thread(thread, config.lock_timeout).await?;
         let at = persist::config_at(thread, config.checkpoint_id.clone());
         let tuple = saver.get_tuple(&at).await?;
+        // Under the lock: a racing starter that got here first has saved by now.
+        if config.new_thread_only && tuple.is_some() {
+            return Err(RunError::ThreadExists {
+                thread: thread.to_string(),
+            });
+        }
         lp.attach(saver.clone(), thread);
         if let Some(p) = &mut lp.persist {
             p.lock = Some(Arc::new(lock));
