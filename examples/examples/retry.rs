@@ -79,7 +79,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|n| format!("{} ms", policy.delay_after(n).as_millis()))
         .collect();
     println!(
-        "policy: 4 attempts, waits {}, only for HTTP 503",
+        "policy: 4 attempts, waits {} (each plus up to half again of jitter), only for HTTP 503",
         waits.join(", ")
     );
     let graph = StateGraph::<Quote>::new()

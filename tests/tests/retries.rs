@@ -71,9 +71,11 @@ fn graph_with(
 }
 
 fn policy() -> RetryPolicy {
+    // The exact backoff schedule is what these tests check: no jitter.
     RetryPolicy::new()
         .initial_interval(Duration::from_millis(100))
         .backoff_factor(2.0)
+        .jitter(false)
 }
 
 flaky_node!(third_time_lucky, THIRD_TIME_LUCKY);
@@ -222,7 +224,8 @@ async fn waits_grow_exponentially_and_are_capped_by_max_interval() {
             .max_attempts(5)
             .initial_interval(Duration::from_secs(1))
             .backoff_factor(3.0)
-            .max_interval(Duration::from_secs(5)),
+            .max_interval(Duration::from_secs(5))
+            .jitter(false),
     );
     let started = Instant::now();
     let out = graph
@@ -288,4 +291,41 @@ async fn a_retrying_node_does_not_rerun_its_siblings() {
     assert_eq!(out.values.trace, ["retried@0", "steady@0"]);
     assert_eq!(out.values.succeeded_on, 3);
     assert_eq!(out.steps, 1);
+}
+
+flaky_node!(jittered, JITTERED);
+
+/// Jitter is on by default (LangGraph's default too): each wait is the backoff plus
+/// up to half of it. With a seed the waits are exactly `wait_after`'s.
+#[tokio::test(start_paused = true)]
+async fn waits_carry_jitter_and_a_seed_makes_them_reproducible() {
+    let policy = RetryPolicy::new()
+        .max_attempts(4)
+        .initial_interval(Duration::from_secs(1))
+        .backoff_factor(2.0)
+        .jitter_seed(42);
+    let graph = graph_with(jittered, policy.clone());
+    let out = graph
+        .invoke(Flaky::update().failures(3), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.values.succeeded_on, 4);
+    let log = JITTERED.lock().unwrap().clone();
+    let gaps: Vec<Duration> = log.windows(2).map(|w| w[1].1 - w[0].1).collect();
+    let call = Duration::from_millis(10);
+    // The timer rounds each wait up to a whole millisecond.
+    for (a, gap) in (1..4).zip(&gaps) {
+        let expected = call + policy.wait_after(a);
+        assert!(
+            *gap >= expected && *gap - expected < Duration::from_millis(1),
+            "{a}: {gap:?} vs {expected:?}"
+        );
+    }
+    for (a, gap) in (1..4).zip(&gaps) {
+        let backoff = policy.delay_after(a);
+        assert!(
+            *gap > call + backoff && *gap < call + backoff.mul_f64(1.5),
+            "{a}: {gap:?}"
+        );
+    }
 }

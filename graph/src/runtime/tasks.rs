@@ -169,7 +169,7 @@ async fn run_task<S: GraphState>(
                     && policy.should_retry(env.attempt, &e) =>
             {
                 tracing::debug!(node = %node.name, attempt = env.attempt, error = %e, "retrying");
-                tokio::time::sleep(policy.delay_after(env.attempt)).await;
+                tokio::time::sleep(policy.wait_after(env.attempt)).await;
                 env.attempt += 1;
             }
             (result, _) => return result,
