@@ -286,6 +286,45 @@ impl<S: GraphState> StateGraph<S> {
         F: Fn(&S) -> R + Send + Sync + 'static,
         R: NodeReturn<State = S>,
     {
+        self.add_node_fn_ctx(name, move |s: &S, _: &NodeContext| f(s))
+    }
+
+    /// [`StateGraph::add_node_fn`] for a closure that also takes the task's
+    /// [`NodeContext`]: it can `interrupt`, `emit` and read its step and attempt like a
+    /// `#[node]` function. The name may be any string the graph accepts (not only a
+    /// Rust identifier).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Ticket {
+    ///     approved_by: Option<String>,
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut graph = StateGraph::<Ticket>::new();
+    /// let review = graph.add_node_fn_ctx("human review", |_: &Ticket, ctx: &NodeContext| {
+    ///     let who: String = ctx.interrupt(json!({ "step": ctx.step() }))?;
+    ///     Ok::<_, NodeError>(Ticket::update().approved_by(Some(who)))
+    /// });
+    /// graph.add_edge(START, review);
+    /// let graph = graph.compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()))?;
+    /// let thread = RunConfig::new().thread("t-1");
+    /// let paused = graph.invoke(Ticket::update(), &thread).await?;
+    /// assert_eq!(paused.interrupts[0].node, "human review");
+    /// let done = graph.invoke(Command::resume("ada"), &thread).await?;
+    /// assert_eq!(done.values.approved_by.as_deref(), Some("ada"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add_node_fn_ctx<F, R>(&mut self, name: impl Into<Arc<str>>, f: F) -> NodeHandle<S>
+    where
+        F: Fn(&S, &NodeContext) -> R + Send + Sync + 'static,
+        R: NodeReturn<State = S>,
+    {
         let name: Arc<str> = name.into();
         let runner = Runner::Sync(Arc::new(
             move |input: TaskInput<'_, S>, ctx: &NodeContext| {
@@ -294,7 +333,7 @@ impl<S: GraphState> StateGraph<S> {
                     TaskInput::Payload(p) => p.downcast_ref::<S>(),
                 };
                 match state {
-                    Some(s) => f(s).into_output(),
+                    Some(s) => f(s, ctx).into_output(),
                     None => Err(NodeError::msg(format!(
                         "node `{}` takes the state; its `Send` payload is of another type",
                         ctx.node()
