@@ -156,12 +156,23 @@ async fn one_interrupt_pauses_with_a_stable_id_and_resume_finishes_the_run() {
     assert!(snap.next.is_empty());
     assert_eq!(snap.values, done.values);
 
-    // Nothing is pending any more: a resume value has nothing to answer.
-    let err = graph
-        .invoke(Command::resume(false), &cfg)
-        .await
-        .unwrap_err();
-    assert!(matches!(err, RunError::NothingToContinue { .. }), "{err:?}");
+    // Nothing is pending any more: resuming again is a no-op (as in LangGraph), so
+    // a client that resumes idempotently needs no `get_state` first.
+    let again = graph.invoke(Command::resume(false), &cfg).await.unwrap();
+    assert!(again.interrupts.is_empty());
+    assert_eq!(again.steps, 0);
+    assert_eq!(again.values, done.values);
+    assert_eq!(again.checkpoint, done.checkpoint, "nothing new was saved");
+    assert_eq!(
+        [
+            runs(thread, "write"),
+            runs(thread, "notes"),
+            runs(thread, "review"),
+            runs(thread, "review:answered"),
+            runs(thread, "publish"),
+        ],
+        [1, 1, 2, 1, 1]
+    );
 }
 
 // --- 2. two interrupts in one node -------------------------------------------------

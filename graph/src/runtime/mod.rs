@@ -809,11 +809,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
             // just continues.
             Some(_) if pending.is_empty() && !self.next.is_empty() => Vec::new(),
             Some(Resume::Value(value)) => match pending.as_slice() {
-                [] => {
-                    return Err(RunError::NothingToContinue {
-                        reason: format!("thread `{}` has no pending interrupt to resume", p.thread),
-                    });
-                }
+                // A finished thread: nothing to answer, nothing to run (as in
+                // LangGraph), so resuming twice is harmless.
+                [] => Vec::new(),
                 [(task, _)] => vec![((*task).clone(), value)],
                 many => {
                     return Err(RunError::AmbiguousResume {
@@ -847,10 +845,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
             RunInput::Continue => {
                 self.require_checkpoint()?;
                 self.resuming = true;
+                self.emit_current_values().await;
             }
             RunInput::Command(command) => {
                 self.apply_command(command).await?;
                 self.resuming = true;
+                self.emit_current_values().await;
             }
         }
         loop {
@@ -942,6 +942,20 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
         self.finish().await?;
         Ok(self.output(self.state.clone(), Vec::new()))
+    }
+
+    /// A run that continues a thread streams the values it starts from first (as
+    /// LangGraph does), stamped with the step of the checkpoint they come from.
+    async fn emit_current_values(&self) {
+        if let Some(em) = &self.emitter
+            && em.wants(StreamMode::VALUES)
+        {
+            em.send(StreamEvent::Values {
+                step: self.step.saturating_sub(1),
+                values: self.state.clone(),
+            })
+            .await;
+        }
     }
 
     fn output(&self, values: S, interrupts: Vec<Interrupt>) -> RunOutput<S> {

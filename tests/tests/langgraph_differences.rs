@@ -1,0 +1,103 @@
+//! Behaviours compared side by side with LangGraph 1.2: where we match it, and
+//! where we differ on purpose (the README's concept map lists both).
+
+use futures::StreamExt;
+use serde_json::json;
+use stategraph::checkpoint::ListOptions;
+use stategraph::prelude::*;
+
+#[derive(GraphState, Clone, Debug, Default, PartialEq)]
+struct Post {
+    #[reducer(append)]
+    log: Vec<String>,
+    approved: Option<bool>,
+}
+
+#[node]
+fn write(_: &Post) -> PostUpdate {
+    Post::update().log(["write"])
+}
+
+#[node]
+fn review(_: &Post, ctx: &NodeContext) -> Result<PostUpdate, NodeError> {
+    let ok: bool = ctx.interrupt(json!("publish?"))?;
+    Ok(Post::update().approved(Some(ok)).log(["review"]))
+}
+
+fn graph() -> CompiledGraph<Post> {
+    StateGraph::<Post>::new()
+        .add_node(write)
+        .add_node(review)
+        .add_edge(START, write)
+        .add_edge(write, review)
+        .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()))
+        .unwrap()
+}
+
+/// LangGraph runs `START` as a superstep of its own, so its history is one
+/// checkpoint longer and its loop steps are one higher: our step `n` is LangGraph's
+/// step `n + 1`; the input checkpoint is step −1 in both.
+#[tokio::test]
+async fn step_numbers_are_one_below_langgraphs_after_the_input() {
+    let g = graph();
+    let thread = RunConfig::new().thread("steps");
+    g.invoke(Post::update(), &thread).await.unwrap();
+    g.invoke(Command::resume(true), &thread).await.unwrap();
+    let history = g
+        .get_state_history(&thread, &ListOptions::new())
+        .await
+        .unwrap();
+    let steps: Vec<i64> = history.iter().rev().map(|s| s.metadata.step).collect();
+    // LangGraph: [-1, 0 (START), 1 (write), 2 (review)].
+    assert_eq!(steps, [-1, 0, 1]);
+}
+
+/// As in LangGraph, resuming a thread that has finished does nothing (it used to be
+/// `NothingToContinue`), so a client may resume idempotently.
+#[tokio::test]
+async fn resuming_a_finished_thread_is_a_no_op() {
+    let g = graph();
+    let thread = RunConfig::new().thread("done");
+    g.invoke(Post::update(), &thread).await.unwrap();
+    let done = g.invoke(Command::resume(true), &thread).await.unwrap();
+    for _ in 0..2 {
+        let again = g.invoke(Command::resume(false), &thread).await.unwrap();
+        assert_eq!(again.values, done.values);
+        assert_eq!(again.steps, 0);
+        assert!(again.interrupts.is_empty());
+        assert_eq!(again.checkpoint, done.checkpoint);
+    }
+    // A thread that never started still has nothing to continue.
+    let err = g
+        .invoke(Command::resume(true), &RunConfig::new().thread("never"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::NothingToContinue { .. }), "{err:?}");
+}
+
+/// As in LangGraph, a stream that continues a thread starts with the values it
+/// continues from.
+#[tokio::test]
+async fn a_resume_stream_starts_with_the_current_values() {
+    let g = graph();
+    let thread = RunConfig::new().thread("stream");
+    g.invoke(Post::update(), &thread).await.unwrap();
+    let events: Vec<_> = g
+        .stream(Command::resume(true), &thread, StreamMode::VALUES)
+        .collect()
+        .await;
+    let values: Vec<(i64, Vec<String>)> = events
+        .into_iter()
+        .map(|e| match e.unwrap() {
+            StreamEvent::Values { step, values } => (step, values.log),
+            other => panic!("only values were asked for: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        values,
+        [
+            (0, vec!["write".to_string()]),
+            (1, vec!["write".to_string(), "review".to_string()]),
+        ]
+    );
+}
