@@ -15,7 +15,7 @@ use stategraph::checkpoint::{
 };
 
 use crate::error::{Failure, SqliteError};
-use crate::{lock, schema, store};
+use crate::{cache, lock, schema, store, threads};
 
 /// When a committed operation is on disk (SQLite's `synchronous` setting).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -321,20 +321,20 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
-        self.run("list_threads", store::list_threads)
+        self.run("list_threads", threads::list_threads)
     }
 
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         let thread_id = thread_id.to_string();
         self.run("delete_thread", move |conn, _| {
-            store::delete_thread(conn, &thread_id)
+            threads::delete_thread(conn, &thread_id)
         })
     }
 
     fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         let (from, to) = (from.to_string(), to.to_string());
         self.run("copy_thread", move |conn, _| {
-            store::copy_thread(conn, &from, &to)
+            threads::copy_thread(conn, &from, &to)
         })
     }
 
@@ -347,7 +347,7 @@ impl CheckpointSaver for SqliteSaver {
     fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
         let thread_id = thread_id.to_string();
         self.run("prune", move |conn, limit| {
-            store::prune(conn, limit, &thread_id, keep)
+            threads::prune(conn, limit, &thread_id, keep)
         })
     }
 
@@ -373,14 +373,14 @@ impl NodeCache for SqliteSaver {
     fn get<'a>(&'a self, key: &'a CacheKey) -> BoxFuture<'a, SaverResult<Option<CacheEntry>>> {
         let key = key.clone();
         self.run("cache get", move |conn, limit| {
-            store::cache_get(conn, limit, &key)
+            cache::cache_get(conn, limit, &key)
         })
     }
 
     fn put<'a>(&'a self, key: &'a CacheKey, entry: CacheEntry) -> BoxFuture<'a, SaverResult<()>> {
         let key = key.clone();
         self.run("cache put", move |conn, limit| {
-            store::cache_put(conn, limit, &key, &entry)
+            cache::cache_put(conn, limit, &key, &entry)
         })
     }
 
@@ -392,7 +392,7 @@ impl NodeCache for SqliteSaver {
         let thread_id = thread_id.to_string();
         let node = node.map(str::to_string);
         self.run("cache clear", move |conn, _| {
-            store::cache_clear(conn, &thread_id, node.as_deref())
+            cache::cache_clear(conn, &thread_id, node.as_deref())
         })
     }
 }
