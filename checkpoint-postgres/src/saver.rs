@@ -14,7 +14,7 @@ use stategraph::checkpoint::{
 use tokio_postgres::NoTls;
 
 use crate::error::{Failure, PostgresError, describe};
-use crate::{lock, schema, store};
+use crate::{cache, lock, schema, store, threads};
 
 /// Settings of a [`PostgresSaver`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -393,7 +393,7 @@ impl CheckpointSaver for PostgresSaver {
     fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
         Box::pin(async move {
             let mut client = self.op_client("list_threads").await?;
-            store::list_threads(&mut client, self.options.max_record_bytes)
+            threads::list_threads(&mut client, self.options.max_record_bytes)
                 .await
                 .map_err(|f| f.during("list_threads"))
         })
@@ -402,7 +402,7 @@ impl CheckpointSaver for PostgresSaver {
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let mut client = self.op_client("delete_thread").await?;
-            store::delete_thread(&mut client, thread_id)
+            threads::delete_thread(&mut client, thread_id)
                 .await
                 .map_err(|f| f.during("delete_thread"))
         })
@@ -411,7 +411,7 @@ impl CheckpointSaver for PostgresSaver {
     fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let mut client = self.op_client("copy_thread").await?;
-            store::copy_thread(&mut client, from, to)
+            threads::copy_thread(&mut client, from, to)
                 .await
                 .map_err(|f| f.during("copy_thread"))
         })
@@ -434,7 +434,7 @@ impl CheckpointSaver for PostgresSaver {
     fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let mut client = self.op_client("prune").await?;
-            store::prune(&mut client, self.options.max_record_bytes, thread_id, keep)
+            threads::prune(&mut client, self.options.max_record_bytes, thread_id, keep)
                 .await
                 .map_err(|f| f.during("prune"))
         })
@@ -447,7 +447,7 @@ impl NodeCache for PostgresSaver {
     fn get<'a>(&'a self, key: &'a CacheKey) -> BoxFuture<'a, SaverResult<Option<CacheEntry>>> {
         Box::pin(async move {
             let mut client = self.op_client("cache get").await?;
-            store::cache_get(&mut client, self.options.max_record_bytes, key)
+            cache::cache_get(&mut client, self.options.max_record_bytes, key)
                 .await
                 .map_err(|f| f.during("cache get"))
         })
@@ -456,7 +456,7 @@ impl NodeCache for PostgresSaver {
     fn put<'a>(&'a self, key: &'a CacheKey, entry: CacheEntry) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let mut client = self.op_client("cache put").await?;
-            store::cache_put(&mut client, self.options.max_record_bytes, key, &entry)
+            cache::cache_put(&mut client, self.options.max_record_bytes, key, &entry)
                 .await
                 .map_err(|f| f.during("cache put"))
         })
@@ -469,7 +469,7 @@ impl NodeCache for PostgresSaver {
     ) -> BoxFuture<'a, SaverResult<usize>> {
         Box::pin(async move {
             let mut client = self.op_client("cache clear").await?;
-            store::cache_clear(&mut client, thread_id, node)
+            cache::cache_clear(&mut client, thread_id, node)
                 .await
                 .map_err(|f| f.during("cache clear"))
         })
