@@ -52,6 +52,19 @@ const MIGRATIONS: &[&str] = &[
         entry     TEXT NOT NULL,
         PRIMARY KEY (thread_id, node, input)
     );",
+    // Version 3. A thread's order: `seq` numbers a namespace's checkpoints in the
+    // order they were stored (`put` gives the next one). Ids come from clocks, which
+    // disagree between processes, so they must not order a thread. Existing rows are
+    // numbered in id order, the order this crate used before.
+    "ALTER TABLE stategraph_checkpoints ADD COLUMN seq BIGINT NOT NULL DEFAULT 0;
+    UPDATE stategraph_checkpoints AS c SET seq = numbered.n
+    FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, ROW_NUMBER() OVER (
+              PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id) AS n
+          FROM stategraph_checkpoints) AS numbered
+    WHERE c.thread_id = numbered.thread_id AND c.checkpoint_ns = numbered.checkpoint_ns
+      AND c.checkpoint_id = numbered.checkpoint_id;
+    CREATE INDEX stategraph_checkpoints_seq
+        ON stategraph_checkpoints (thread_id, checkpoint_ns, seq);",
 ];
 
 /// The version of the tables this build creates and reads, stored as `schema_version`

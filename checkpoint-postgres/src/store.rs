@@ -262,7 +262,7 @@ pub(crate) async fn get_tuple(
                 .prepare_cached(&format!(
                     "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
                      WHERE thread_id = $1 AND checkpoint_ns = $2
-                     ORDER BY checkpoint_id DESC LIMIT 1"
+                     ORDER BY seq DESC, checkpoint_id DESC LIMIT 1"
                 ))
                 .await?;
             tx.query_opt(&stmt, &[&config.thread_id, &config.checkpoint_ns])
@@ -296,8 +296,9 @@ pub(crate) async fn list(
         .prepare_cached(&format!(
             "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
              WHERE thread_id = $1 AND checkpoint_ns = $2
-               AND ($3::text IS NULL OR checkpoint_id < $3::text)
-             ORDER BY checkpoint_id DESC"
+               AND ($3::text IS NULL OR seq < (SELECT seq FROM stategraph_checkpoints
+                   WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3::text))
+             ORDER BY seq DESC, checkpoint_id DESC"
         ))
         .await?;
     let rows = tx
@@ -415,9 +416,15 @@ async fn put_in(
     }
     let stmt = tx
         .prepare_cached(
+            // The next number of the thread's order; a checkpoint stored again keeps
+            // its own. The caller holds the thread, so no other writer takes the same
+            // number (writers that do not are ordered by id among equal numbers).
             "INSERT INTO stategraph_checkpoints
-             (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
+              metadata, seq)
+             VALUES ($1, $2, $3, $4, $5, $6, $7,
+                 (SELECT COALESCE(MAX(seq), 0) + 1 FROM stategraph_checkpoints
+                  WHERE thread_id = $1 AND checkpoint_ns = $2))
              ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
                parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
                value_channels = excluded.value_channels, metadata = excluded.metadata",

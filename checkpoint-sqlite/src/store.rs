@@ -221,7 +221,7 @@ pub(crate) fn get_tuple(
             format!(
                 "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
                  WHERE thread_id = ?1 AND checkpoint_ns = ?2
-                 ORDER BY checkpoint_id DESC LIMIT 1"
+                 ORDER BY seq DESC LIMIT 1"
             ),
             vec![&config.thread_id, &config.checkpoint_ns],
         ),
@@ -254,8 +254,9 @@ pub(crate) fn list(
         let mut stmt = tx.prepare_cached(&format!(
             "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
              WHERE thread_id = ?1 AND checkpoint_ns = ?2
-               AND (?3 IS NULL OR checkpoint_id < ?3)
-             ORDER BY checkpoint_id DESC"
+               AND (?3 IS NULL OR seq < (SELECT seq FROM stategraph_checkpoints
+                   WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3))
+             ORDER BY seq DESC"
         ))?;
         let mut rows = stmt.query((&config.thread_id, &config.checkpoint_ns, &options.before))?;
         while found.len() < max
@@ -351,10 +352,18 @@ fn put_in(
                 json,
             ))?;
         }
+        // The next number of the thread's order; a checkpoint stored again keeps its
+        // own. The caller holds the thread, so no other writer takes the same number.
         tx.prepare_cached(
-            "INSERT OR REPLACE INTO stategraph_checkpoints
-             (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO stategraph_checkpoints
+             (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
+              metadata, seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+                 (SELECT COALESCE(MAX(seq), 0) + 1 FROM stategraph_checkpoints
+                  WHERE thread_id = ?1 AND checkpoint_ns = ?2))
+             ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+                 parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
+                 value_channels = excluded.value_channels, metadata = excluded.metadata",
         )?
         .execute((
             &config.thread_id,

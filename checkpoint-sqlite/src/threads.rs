@@ -20,14 +20,19 @@ struct LatestStep {
     step: i64,
 }
 
-/// Per thread: its checkpoint count and its newest checkpoint's row (one per
-/// namespace holding that id, hence the de-duplication below).
-const THREADS_SQL: &str = "SELECT c.thread_id, g.n, c.checkpoint_id, c.checkpoint, c.metadata
-     FROM (SELECT thread_id, COUNT(*) AS n, MAX(checkpoint_id) AS latest
+/// Per thread: its checkpoint count and the last stored checkpoint of its first
+/// namespace (the root's, when it has one); the order of different namespaces'
+/// checkpoints is not recorded. Duplicates (equal `seq`, which only writers that did
+/// not hold the thread can make) are skipped below.
+const THREADS_SQL: &str = "SELECT c.thread_id, g.n, c.checkpoint_id, c.checkpoint, c.metadata,
+            c.checkpoint_ns
+     FROM (SELECT thread_id, COUNT(*) AS n, MIN(checkpoint_ns) AS ns
            FROM stategraph_checkpoints GROUP BY thread_id) AS g
      JOIN stategraph_checkpoints AS c
-       ON c.thread_id = g.thread_id AND c.checkpoint_id = g.latest
-     ORDER BY c.thread_id, c.checkpoint_ns";
+       ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.ns
+      AND c.seq = (SELECT MAX(seq) FROM stategraph_checkpoints AS m
+                   WHERE m.thread_id = g.thread_id AND m.checkpoint_ns = g.ns)
+     ORDER BY c.thread_id, c.checkpoint_id DESC";
 
 pub(crate) fn list_threads(conn: &mut Connection, limit: usize) -> Result<Vec<ThreadInfo>> {
     let tx = read_tx(conn)?;
@@ -42,11 +47,12 @@ pub(crate) fn list_threads(conn: &mut Connection, limit: usize) -> Result<Vec<Th
             }
             let count: i64 = row.get(1)?;
             let id: String = row.get(2)?;
+            let ns: String = row.get(5)?;
             let what = checkpoint_what(
                 &id,
                 Place {
                     thread: &thread_id,
-                    ns: "",
+                    ns: &ns,
                 },
             );
             let latest: LatestTs = decode(row, 3, limit, || what.clone())?;
@@ -93,8 +99,10 @@ pub(crate) fn copy_thread(conn: &mut Connection, from: &str, to: &str) -> Result
     }
     tx.execute(
         "INSERT INTO stategraph_checkpoints
-         (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata)
-         SELECT ?2, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata
+         (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata,
+          seq)
+         SELECT ?2, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata,
+             seq
          FROM stategraph_checkpoints WHERE thread_id = ?1",
         [from, to],
     )?;
@@ -137,7 +145,7 @@ pub(crate) fn prune(
         };
         let dropped = "SELECT checkpoint_id FROM stategraph_checkpoints
              WHERE thread_id = ?1 AND checkpoint_ns = ?2
-             ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?3";
+             ORDER BY seq DESC LIMIT -1 OFFSET ?3";
         tx.execute(
             &format!(
                 "DELETE FROM stategraph_writes WHERE thread_id = ?1 AND checkpoint_ns = ?2

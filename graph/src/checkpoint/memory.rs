@@ -38,35 +38,80 @@ struct Namespace {
     values: BTreeMap<String, BTreeMap<u64, StoredValue>>,
 }
 
-/// A map keyed by checkpoint id, kept as a vector sorted by id. Ids grow with time,
-/// so a new one goes at the end: no search and no tree node to split, and lookups
-/// are binary searches.
+/// A map keyed by checkpoint id, kept in insertion order: the order of a thread's
+/// checkpoints is the order they were stored in (the chain's), never their ids'
+/// (which come from a clock that may step back).
+///
+/// Ids usually grow with time, so while every new id is greater than the last one the
+/// vector is sorted both ways and lookups are binary searches; a new id goes at the
+/// end with no index to update. An id out of order (a clock that stepped back, a
+/// hand-made id) switches the map to a hash index, built once and kept from then on.
 #[derive(Clone)]
 struct ById<V> {
     entries: Vec<(String, V)>,
+    /// Positions by id, once the ids stopped growing in insertion order.
+    index: Option<HashMap<String, usize>>,
 }
 
 impl<V> Default for ById<V> {
     fn default() -> Self {
         Self {
             entries: Vec::new(),
+            index: None,
         }
     }
 }
 
 impl<V> ById<V> {
-    /// Where `id` is, or would go.
-    fn find(&self, id: &str) -> Result<usize, usize> {
-        match self.entries.last() {
-            Some((last, _)) if last.as_str() < id => Err(self.entries.len()),
-            _ => self.entries.binary_search_by(|(k, _)| k.as_str().cmp(id)),
+    /// Where `id` is.
+    fn find(&self, id: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(id).copied(),
+            // A new id is usually greater than every stored one: no search then.
+            None if self
+                .entries
+                .last()
+                .is_none_or(|(last, _)| last.as_str() < id) =>
+            {
+                None
+            }
+            None => self
+                .entries
+                .binary_search_by(|(k, _)| k.as_str().cmp(id))
+                .ok(),
         }
     }
 
+    /// Appends `id` (not present), switching to a hash index when it is out of order.
+    fn push(&mut self, id: String, value: V) -> usize {
+        let at = self.entries.len();
+        match &mut self.index {
+            Some(index) => {
+                index.insert(id.clone(), at);
+            }
+            None if self.entries.last().is_some_and(|(last, _)| *last >= id) => {
+                let mut index: HashMap<String, usize> = self
+                    .entries
+                    .iter()
+                    .enumerate()
+                    .map(|(at, (k, _))| (k.clone(), at))
+                    .collect();
+                index.insert(id.clone(), at);
+                self.index = Some(index);
+            }
+            None => {}
+        }
+        self.entries.push((id, value));
+        at
+    }
+
+    /// Stores `value` at `id`: in place when present (keeping its position), else last.
     fn insert(&mut self, id: String, value: V) {
         match self.find(&id) {
-            Ok(at) => self.entries[at].1 = value,
-            Err(at) => self.entries.insert(at, (id, value)),
+            Some(at) => self.entries[at].1 = value,
+            None => {
+                self.push(id, value);
+            }
         }
     }
 
@@ -75,11 +120,8 @@ impl<V> ById<V> {
         V: Default,
     {
         let at = match self.find(&id) {
-            Ok(at) => at,
-            Err(at) => {
-                self.entries.insert(at, (id, V::default()));
-                at
-            }
+            Some(at) => at,
+            None => self.push(id, V::default()),
         };
         &mut self.entries[at].1
     }
@@ -89,10 +131,11 @@ impl<V> ById<V> {
     }
 
     fn get_key_value(&self, id: &str) -> Option<(&String, &V)> {
-        let at = self.find(id).ok()?;
+        let at = self.find(id)?;
         self.entries.get(at).map(|(k, v)| (k, v))
     }
 
+    /// The last stored.
     fn last_key_value(&self) -> Option<(&String, &V)> {
         self.entries.last().map(|(k, v)| (k, v))
     }
@@ -101,12 +144,47 @@ impl<V> ById<V> {
         self.entries.len()
     }
 
+    /// In insertion order.
+    #[cfg(test)]
     fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &V)> {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
+    /// Those stored before `id`, in insertion order; none when `id` is unknown.
+    fn before(&self, id: &str) -> &[(String, V)] {
+        match self.find(id) {
+            Some(at) => &self.entries[..at],
+            None => &[],
+        }
+    }
+
     fn values(&self) -> impl Iterator<Item = &V> {
         self.entries.iter().map(|(_, v)| v)
+    }
+
+    /// Removes the `n` first stored; returns their ids.
+    fn drain_first(&mut self, n: usize) -> Vec<String> {
+        let dropped: Vec<String> = self.entries.drain(..n).map(|(id, _)| id).collect();
+        self.reindex();
+        dropped
+    }
+
+    /// Keeps the entries for which `keep` holds.
+    fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.entries.retain(|(id, _)| keep(id));
+        self.reindex();
+    }
+
+    fn reindex(&mut self) {
+        if let Some(index) = &mut self.index {
+            index.clear();
+            index.extend(
+                self.entries
+                    .iter()
+                    .enumerate()
+                    .map(|(at, (k, _))| (k.clone(), at)),
+            );
+        }
     }
 }
 
@@ -347,16 +425,13 @@ impl CheckpointSaver for InMemorySaver {
             else {
                 return Ok(Vec::new());
             };
-            Ok(ns
-                .checkpoints
+            let older = match &options.before {
+                Some(before) => ns.checkpoints.before(before),
+                None => &ns.checkpoints.entries,
+            };
+            Ok(older
                 .iter()
                 .rev()
-                .filter(|(id, _)| {
-                    options
-                        .before
-                        .as_ref()
-                        .is_none_or(|b| id.as_str() < b.as_str())
-                })
                 .filter(|(_, e)| e.metadata.matches(&options.filter))
                 .take(options.limit.unwrap_or(usize::MAX))
                 .map(|(id, e)| tuple(config, ns, id, e))
@@ -470,11 +545,18 @@ impl CheckpointSaver for InMemorySaver {
             let mut out: Vec<ThreadInfo> = threads
                 .iter()
                 .filter_map(|(thread_id, namespaces)| {
-                    let entries = || namespaces.values().flat_map(|ns| ns.checkpoints.iter());
-                    let (id, latest) = entries().max_by(|a, b| a.0.cmp(b.0))?;
+                    // The newest of the first namespace (the root's, when it has
+                    // checkpoints): the order of different namespaces' checkpoints is
+                    // not recorded.
+                    let (id, latest) = namespaces
+                        .values()
+                        .find_map(|ns| ns.checkpoints.last_key_value())?;
                     Some(ThreadInfo {
                         thread_id: thread_id.clone(),
-                        checkpoint_count: entries().count() as u64,
+                        checkpoint_count: namespaces
+                            .values()
+                            .map(|ns| ns.checkpoints.len() as u64)
+                            .sum(),
                         latest_checkpoint_id: id.clone(),
                         latest_step: latest.metadata.step,
                         latest_ts: latest.checkpoint.ts.clone(),
@@ -517,15 +599,9 @@ impl CheckpointSaver for InMemorySaver {
             for ns in thread.values_mut() {
                 let drop_count = ns.checkpoints.len().saturating_sub(keep);
                 // The oldest come first; one pass each, however many are dropped.
-                let dropped: Vec<String> = ns
-                    .checkpoints
-                    .entries
-                    .drain(..drop_count)
-                    .map(|(id, _)| id)
-                    .collect();
-                ns.writes
-                    .entries
-                    .retain(|(id, _)| dropped.binary_search(id).is_err());
+                let dropped: std::collections::HashSet<String> =
+                    ns.checkpoints.drain_first(drop_count).into_iter().collect();
+                ns.writes.retain(|id| !dropped.contains(id));
                 let needed: Vec<(String, u64, u64)> = ns
                     .checkpoints
                     .values()
@@ -579,13 +655,13 @@ mod tests {
     use super::ById;
 
     #[test]
-    fn by_id_stays_sorted_whatever_the_insertion_order() {
+    fn by_id_keeps_insertion_order_whatever_the_ids() {
         let mut map = ById::default();
         for id in ["b", "d", "a", "c", "e", "c"] {
             map.insert(id.to_string(), id.to_uppercase());
         }
         let keys: Vec<&str> = map.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, ["a", "b", "c", "d", "e"]);
+        assert_eq!(keys, ["b", "d", "a", "c", "e"]);
         assert_eq!(map.len(), 5);
         assert_eq!(map.get("c").map(String::as_str), Some("C"));
         assert_eq!(map.get("f"), None);
@@ -593,7 +669,29 @@ mod tests {
         map.get_or_default("bb".to_string()).push('!');
         map.get_or_default("bb".to_string()).push('?');
         assert_eq!(map.get("bb").map(String::as_str), Some("!?"));
+        let before: Vec<&str> = map.before("c").iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(before, ["b", "d", "a"]);
+        assert!(map.before("zz").is_empty());
+        assert_eq!(map.drain_first(2), ["b", "d"]);
+        assert_eq!(map.get("a").map(String::as_str), Some("A"));
+        map.retain(|id| id != "a");
         let order: Vec<&str> = map.iter().rev().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(order, ["e", "d", "c", "bb", "b", "a"]);
+        assert_eq!(order, ["bb", "e", "c"]);
+        assert_eq!(map.get("e").map(String::as_str), Some("E"));
+    }
+
+    #[test]
+    fn by_id_in_growing_order_needs_no_index() {
+        let mut map = ById::default();
+        for id in ["a", "b", "c"] {
+            map.insert(id.to_string(), ());
+        }
+        assert!(map.index.is_none());
+        assert!(map.get("b").is_some());
+        map.insert("a".to_string(), ());
+        assert!(map.index.is_none(), "replacing keeps the order");
+        map.insert("0".to_string(), ());
+        assert!(map.index.is_some());
+        assert_eq!(map.last_key_value().map(|(k, _)| k.as_str()), Some("0"));
     }
 }

@@ -16,6 +16,6 @@ pub use saver::{CheckpointSaver, SaverResult};
 pub use types::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,
     CheckpointTuple, ListOptions, PendingWrite, PlannedTask, SaveOp, StepRecord, StoredValue,
-    TaskRecord, ThreadInfo, new_checkpoint_id, now_rfc3339,
+    TaskRecord, ThreadInfo, new_checkpoint_id, new_checkpoint_id_at, now_rfc3339,
 };
 pub use values::{channel_value, channel_values};
