@@ -85,6 +85,18 @@ pub(crate) enum Failure {
 }
 
 impl Failure {
+    /// Whether another connection held a lock SQLite did not wait for.
+    pub(crate) fn is_busy(&self) -> bool {
+        let sql = match self {
+            Failure::Sql(e) | Failure::Saver(SqliteError::Open { source: e, .. }) => e,
+            _ => return false,
+        };
+        matches!(
+            sql.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    }
+
     pub(crate) fn during(self, operation: &'static str) -> CheckpointError {
         let source: Box<dyn std::error::Error + Send + Sync> = match self {
             Failure::Checkpoint(e) => return e,

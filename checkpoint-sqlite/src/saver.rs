@@ -223,6 +223,25 @@ fn open_file(path: &Path, options: &SqliteOptions) -> Result<Connection, Failure
         }
         .into());
     }
+    // Switching a new file to write-ahead logging can fail with "database is locked"
+    // at once, without SQLite's busy handler, while another process creates the same
+    // file; the whole sequence is tried again (on a new connection) until the busy
+    // timeout has passed.
+    let started = std::time::Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match open_once(path, options) {
+            Err(failure) if failure.is_busy() && started.elapsed() < options.busy_timeout => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Opens `path`, sets it up and brings its tables up to date, once.
+fn open_once(path: &Path, options: &SqliteOptions) -> Result<Connection, Failure> {
     let open_err = |source| SqliteError::Open {
         path: path.to_path_buf(),
         source,
