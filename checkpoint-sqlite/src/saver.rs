@@ -99,12 +99,16 @@ impl SqliteOptions {
 ///
 /// A run holds its thread with an operating-system lock on a small file in the
 /// directory `<database>.locks` beside the database (one file per thread, named by a
-/// hash of its id), so runs of one thread in any processes sharing the file take turns
+/// hash of its id; `<database>` is the file's canonical path, so a symbolic link or
+/// another spelling of the path shares the locks), so runs of one thread in any processes sharing the file take turns
 /// (see [`CheckpointSaver::lock_thread`]); a process that dies releases its locks.
 #[derive(Clone)]
 pub struct SqliteSaver {
     conn: Arc<Mutex<Connection>>,
     path: Option<PathBuf>,
+    /// The file's canonical path (symbolic links and `.`/`..` resolved): thread locks
+    /// are kept beside it, so every path reaching the file shares them.
+    lock_base: Option<PathBuf>,
     options: SqliteOptions,
     /// Thread locks of an in-memory database, which no other process can open.
     local_locks: Arc<LocalThreadLocks>,
@@ -141,9 +145,13 @@ impl SqliteSaver {
     ) -> Result<Self, CheckpointError> {
         let path = path.as_ref();
         let conn = open_file(path, &options).map_err(|f| f.during("open"))?;
+        // The file exists once its tables do, so this only fails when it was removed
+        // since; the lock then falls back to the path as given.
+        let lock_base = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             path: Some(path.to_path_buf()),
+            lock_base: Some(lock_base),
             options,
             local_locks: Arc::default(),
         })
@@ -166,6 +174,7 @@ impl SqliteSaver {
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             path: None,
+            lock_base: None,
             options,
             local_locks: Arc::default(),
         })
@@ -379,7 +388,7 @@ impl CheckpointSaver for SqliteSaver {
         thread_id: &'a str,
         wait: Duration,
     ) -> BoxFuture<'a, SaverResult<ThreadLock>> {
-        match &self.path {
+        match &self.lock_base {
             Some(path) => Box::pin(lock::lock_file(path.clone(), thread_id.to_string(), wait)),
             None => Box::pin(self.local_locks.lock(thread_id, wait)),
         }
