@@ -37,6 +37,20 @@ pub enum PostgresError {
         /// What the connection attempt reported.
         reason: String,
     },
+    /// A network step (opening a connection, its startup handshake, a lock session)
+    /// did not finish within the connect timeout.
+    #[error(
+        "{step} at {target} did not finish within {} s; check that a PostgreSQL server is answering at that address, or allow more time with `connect_timeout` (seconds) in the URL",
+        .after.as_secs_f64()
+    )]
+    Timeout {
+        /// What was under way, e.g. "the startup handshake of a new connection".
+        step: String,
+        /// Host, port, database and user (never the password).
+        target: String,
+        /// The deadline that passed.
+        after: std::time::Duration,
+    },
     /// A query failed.
     #[error("PostgreSQL query failed: {reason}")]
     Query {
@@ -97,6 +111,25 @@ pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
         source = s.source();
     }
     out
+}
+
+/// Runs `work`, failing with [`PostgresError::Timeout`] naming `step` when it has not
+/// finished after `after`.
+pub(crate) async fn within<T>(
+    after: std::time::Duration,
+    step: impl FnOnce() -> String,
+    target: &str,
+    work: impl std::future::Future<Output = Result<T, Failure>>,
+) -> Result<T, Failure> {
+    match tokio::time::timeout(after, work).await {
+        Ok(done) => done,
+        Err(_) => Err(PostgresError::Timeout {
+            step: step(),
+            target: target.to_string(),
+            after,
+        }
+        .into()),
+    }
 }
 
 /// Any failure inside one saver operation, before it is named by the operation.

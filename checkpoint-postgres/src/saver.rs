@@ -13,7 +13,7 @@ use stategraph::checkpoint::{
 };
 use tokio_postgres::NoTls;
 
-use crate::error::{Failure, PostgresError, describe};
+use crate::error::{Failure, PostgresError, describe, within};
 use crate::{cache, lock, schema, store, threads};
 
 /// Settings of a [`PostgresSaver`].
@@ -61,7 +61,10 @@ impl PostgresOptions {
         self
     }
 
-    /// How long opening one connection may take before it fails.
+    /// How long each network step may take before it fails naming the step: opening
+    /// a connection (TCP connect and startup handshake), waiting for a pooled one,
+    /// opening a thread's lock session. A `connect_timeout` in the URL takes
+    /// precedence. Default 10 seconds.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
@@ -101,6 +104,9 @@ pub struct PostgresSaver {
     pub(crate) target: String,
     /// The schema holding the tables (part of each thread's lock key).
     pub(crate) schema: String,
+    /// The deadline of each network step: the URL's `connect_timeout`, else the
+    /// options'.
+    pub(crate) deadline: Duration,
 }
 
 impl fmt::Debug for PostgresSaver {
@@ -216,9 +222,12 @@ impl PostgresSaver {
             }
             pg.options(format!("-c search_path={name}"));
         }
-        if pg.get_connect_timeout().is_none() {
-            pg.connect_timeout(options.connect_timeout);
-        }
+        // A zero timeout in the URL means "none" to libpq; here every step keeps one.
+        let deadline = match pg.get_connect_timeout() {
+            Some(t) if !t.is_zero() => *t,
+            _ => options.connect_timeout,
+        };
+        pg.connect_timeout(deadline);
         if pg.get_application_name().is_none() {
             pg.application_name("stategraph");
         }
@@ -243,15 +252,26 @@ impl PostgresSaver {
             options,
             target,
             schema: String::new(),
+            deadline,
         };
         let mut client = saver.client().await?;
         saver.schema = match &saver.options.schema {
             Some(name) => name.clone(),
-            None => client
-                .query_one("SELECT current_schema()::text", &[])
+            None => {
+                within(
+                    deadline,
+                    || "reading the current schema".into(),
+                    &saver.target,
+                    async {
+                        Ok(client
+                            .query_one("SELECT current_schema()::text", &[])
+                            .await?
+                            .try_get::<_, Option<String>>(0)?
+                            .unwrap_or_else(|| "public".to_string()))
+                    },
+                )
                 .await?
-                .try_get::<_, Option<String>>(0)?
-                .unwrap_or_else(|| "public".to_string()),
+            }
         };
         schema::migrate(&mut client, &saver.schema, saver.options.schema.is_some()).await?;
         drop(client);
@@ -265,6 +285,18 @@ impl PostgresSaver {
 
     /// A pooled connection.
     pub(crate) async fn client(&self) -> Result<Client, Failure> {
+        let status = self.pool.status();
+        let step = || {
+            if status.available == 0 && status.size >= status.max_size {
+                "waiting for a free connection of the pool".to_string()
+            } else {
+                "opening a connection (TCP connect and startup handshake)".to_string()
+            }
+        };
+        within(self.deadline, step, &self.target, self.pooled()).await
+    }
+
+    async fn pooled(&self) -> Result<Client, Failure> {
         self.pool.get().await.map_err(|e| {
             let reason = match &e {
                 deadpool_postgres::PoolError::Backend(e) => describe(e),

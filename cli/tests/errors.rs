@@ -163,3 +163,38 @@ fn a_command_line_without_a_store_or_with_both_is_a_usage_error() {
     stategraph(&["--db", "a.sqlite", "frobnicate"]).fails(code(exit::USAGE));
     assert!(!std::path::Path::new("a.sqlite").exists());
 }
+
+/// A listener that accepts connections and never answers, as a hung server or a port
+/// that is not PostgreSQL does; its address.
+fn silent_server() -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_server_that_never_answers_is_exit_4_after_the_urls_connect_timeout() {
+    let addr = silent_server();
+    let started = std::time::Instant::now();
+    let err = stategraph(&[
+        "--url",
+        &format!("postgres://someone:hunter2@{addr}/app?connect_timeout=1"),
+        "threads",
+    ])
+    .fails(code(exit::BAD_URL))
+    .to_string();
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(8),
+        "took {took:?}: {err}"
+    );
+    assert!(err.contains("startup handshake"), "{err}");
+    assert!(err.contains("did not finish within 1 s"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+}
