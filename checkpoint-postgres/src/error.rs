@@ -72,15 +72,23 @@ pub enum PostgresError {
         /// The newest version this build knows.
         supported: i64,
     },
-    /// The table version stored in the database is not a number.
+    /// The table version stored in the database is not a version number.
     #[error(
-        "schema `{schema}` has `schema_version` = {value:?} in table `stategraph_meta`, which is not a version number"
+        "schema `{schema}` has `schema_version` = {value:?} in table `stategraph_meta`, which is not a version number (a whole number from 1 up); set it to the version of the tables, or restore a backup"
     )]
     BadTableVersion {
         /// The schema holding the tables.
         schema: String,
         /// The stored value.
         value: String,
+    },
+    /// The saver's tables are there, but the version they were written at is not.
+    #[error(
+        "schema `{schema}` holds checkpoint tables but no `schema_version` in table `stategraph_meta`, so this build cannot tell which version they are; restore that row, or restore a backup"
+    )]
+    MissingTableVersion {
+        /// The schema holding the tables.
+        schema: String,
     },
     /// A channel version or write index is too large for a PostgreSQL `bigint`.
     #[error("channel `{channel}` version {version} is larger than PostgreSQL bigints can hold")]

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use stategraph::checkpoint::record::{
     Place, checkpoint_what, decode_checkpoint_record, decode_record, encode_record, value_what,
+    write_index, write_what,
 };
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
@@ -205,12 +206,8 @@ async fn complete(
         let mut pending_writes = Vec::with_capacity(rows.len());
         for row in &rows {
             let task_id: String = row.try_get(1)?;
-            let idx: i64 = row.try_get(2)?;
-            // Stored from a u32.
-            let idx = u32::try_from(idx).unwrap_or(u32::MAX);
-            let value = decode(row, 4, limit, || {
-                format!("pending write {idx} of task {task_id} on checkpoint {id} of {place}")
-            })?;
+            let idx = write_index(row.try_get(2)?, &task_id, &id, place)?;
+            let value = decode(row, 4, limit, || write_what(idx, &task_id, &id, place))?;
             pending_writes.push(PendingWrite {
                 channel: row.try_get(3)?,
                 task_id,

@@ -135,6 +135,12 @@ impl SqliteSaver {
     /// Opens (creating if needed) the database at `path`: switches it to write-ahead
     /// logging and creates or upgrades the saver's tables.
     ///
+    /// An empty (0-byte) file is taken for a missing database, as SQLite does, and a
+    /// new one is created in it: SQLite itself leaves the file empty between opening
+    /// it and writing its first page, so a process opening a new file while another
+    /// creates it must not be refused. (The `stategraph` command, which only reads,
+    /// reports such a file as empty.)
+    ///
     /// # Errors
     /// [`CheckpointError::Storage`] whose source is a [`SqliteError`]: the directory
     /// does not exist, the file is not a readable SQLite database, or its tables were

@@ -71,18 +71,19 @@ pub const TABLE_VERSION: i64 = MIGRATIONS.len() as i64;
 
 const META_KEY: &str = "schema_version";
 
-/// The tables' version in `conn`: 0 for a database this crate never opened.
+/// The tables' version in `conn`: 0 for a database this crate never opened. A
+/// database holding the tables without a readable version is refused rather than
+/// taken for a new one (which would try to create the tables again).
 fn stored_version(conn: &Connection, path: &Path) -> Result<i64, Failure> {
-    let has_meta: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stategraph_meta')",
-        [],
-        |row| row.get(0),
-    )?;
-    if !has_meta {
-        return Ok(0);
-    }
-    let value = conn
-        .query_row(
+    let has = |table: &str| -> Result<bool, Failure> {
+        Ok(conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+            [table],
+            |row| row.get(0),
+        )?)
+    };
+    let value = if has("stategraph_meta")? {
+        conn.query_row(
             "SELECT value FROM stategraph_meta WHERE key = ?1",
             [META_KEY],
             |row| {
@@ -96,15 +97,26 @@ fn stored_version(conn: &Connection, path: &Path) -> Result<i64, Failure> {
                 })
             },
         )
-        .optional()?;
-    match value {
-        None => Ok(0),
-        Some(Ok(v)) => Ok(v),
-        Some(Err(value)) => Err(SqliteError::BadTableVersion {
+        .optional()?
+    } else {
+        None
+    };
+    let bad = |value: String| {
+        Err(SqliteError::BadTableVersion {
             path: path.to_path_buf(),
             value,
         }
+        .into())
+    };
+    match value {
+        Some(Ok(v)) if v >= 1 => Ok(v),
+        Some(Ok(v)) => bad(v.to_string()),
+        Some(Err(value)) => bad(value),
+        None if has("stategraph_checkpoints")? => Err(SqliteError::MissingTableVersion {
+            path: path.to_path_buf(),
+        }
         .into()),
+        None => Ok(0),
     }
 }
 

@@ -15,6 +15,7 @@ use stategraph::checkpoint::{
 
 use stategraph::checkpoint::record::{
     Place, checkpoint_what, decode_checkpoint_record, decode_record, encode_record, value_what,
+    write_index, write_what,
 };
 
 use crate::error::{Failure, SqliteError};
@@ -168,10 +169,8 @@ fn complete(
     let mut pending_writes = Vec::new();
     while let Some(row) = rows.next()? {
         let task_id: String = row.get(0)?;
-        let idx: u32 = row.get(1)?;
-        let value = decode(row, 3, limit, || {
-            format!("pending write {idx} of task {task_id} on checkpoint {id} of {place}")
-        })?;
+        let idx = write_index(row.get(1)?, &task_id, &id, place)?;
+        let value = decode(row, 3, limit, || write_what(idx, &task_id, &id, place))?;
         pending_writes.push(PendingWrite {
             channel: row.get(2)?,
             task_id,

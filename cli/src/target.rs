@@ -187,6 +187,13 @@ fn check_sqlite(path: &Path) -> Result<(), CliError> {
     if !path.is_file() {
         return Err(not_a_db("it is not a file".into()));
     }
+    // An empty file is what SQLite (and so `SqliteSaver::open`) takes for a missing
+    // database, to be created there; for a tool that only reads, it holds nothing.
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        return Err(not_a_db(
+            "the file is empty (0 bytes): no saver has written to it; pass the database file a SqliteSaver wrote".into(),
+        ));
+    }
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,

@@ -73,6 +73,24 @@ fn a_file_that_is_not_a_stategraph_database_is_exit_3_and_left_as_it_was() {
     assert!(err.contains("not a file"), "{err}");
 }
 
+/// A 0-byte file is what SQLite takes for a database to create; the CLI, which only
+/// reads, says it is empty and leaves it so.
+#[test]
+fn an_empty_file_is_exit_3_saying_it_is_empty_and_stays_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    for command in [&["threads"][..], &["history", "t"], &["show", "t"]] {
+        let mut args = vec!["--db", empty.to_str().unwrap()];
+        args.extend_from_slice(command);
+        let err = stategraph(&args)
+            .fails(code(exit::MISSING_DATABASE))
+            .to_string();
+        assert!(err.contains("is empty (0 bytes)"), "{err}");
+        assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+    }
+}
+
 #[tokio::test]
 async fn an_unknown_thread_is_exit_5_for_every_command() {
     let f = Fixture::tickets().await;
