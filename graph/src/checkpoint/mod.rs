@@ -1,6 +1,7 @@
 //! Checkpoints: the durable record of a thread, one per superstep, and the storage
 //! interface savers implement.
 
+mod by_id;
 mod error;
 mod lock;
 mod memory;
