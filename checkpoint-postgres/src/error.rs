@@ -37,6 +37,20 @@ pub enum PostgresError {
         /// What the connection attempt reported.
         reason: String,
     },
+    /// A network step (opening a connection, its startup handshake, a lock session)
+    /// did not finish within the connect timeout.
+    #[error(
+        "{step} at {target} did not finish within {} s; check that a PostgreSQL server is answering at that address, or allow more time with `connect_timeout` (seconds) in the URL",
+        .after.as_secs_f64()
+    )]
+    Timeout {
+        /// What was under way, e.g. "the startup handshake of a new connection".
+        step: String,
+        /// Host, port, database and user (never the password).
+        target: String,
+        /// The deadline that passed.
+        after: std::time::Duration,
+    },
     /// A query failed.
     #[error("PostgreSQL query failed: {reason}")]
     Query {
@@ -58,15 +72,23 @@ pub enum PostgresError {
         /// The newest version this build knows.
         supported: i64,
     },
-    /// The table version stored in the database is not a number.
+    /// The table version stored in the database is not a version number.
     #[error(
-        "schema `{schema}` has `schema_version` = {value:?} in table `stategraph_meta`, which is not a version number"
+        "schema `{schema}` has `schema_version` = {value:?} in table `stategraph_meta`, which is not a version number (a whole number from 1 up); set it to the version of the tables, or restore a backup"
     )]
     BadTableVersion {
         /// The schema holding the tables.
         schema: String,
         /// The stored value.
         value: String,
+    },
+    /// The saver's tables are there, but the version they were written at is not.
+    #[error(
+        "schema `{schema}` holds checkpoint tables but no `schema_version` in table `stategraph_meta`, so this build cannot tell which version they are; restore that row, or restore a backup"
+    )]
+    MissingTableVersion {
+        /// The schema holding the tables.
+        schema: String,
     },
     /// A channel version or write index is too large for a PostgreSQL `bigint`.
     #[error("channel `{channel}` version {version} is larger than PostgreSQL bigints can hold")]
@@ -97,6 +119,25 @@ pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
         source = s.source();
     }
     out
+}
+
+/// Runs `work`, failing with [`PostgresError::Timeout`] naming `step` when it has not
+/// finished after `after`.
+pub(crate) async fn within<T>(
+    after: std::time::Duration,
+    step: impl FnOnce() -> String,
+    target: &str,
+    work: impl std::future::Future<Output = Result<T, Failure>>,
+) -> Result<T, Failure> {
+    match tokio::time::timeout(after, work).await {
+        Ok(done) => done,
+        Err(_) => Err(PostgresError::Timeout {
+            step: step(),
+            target: target.to_string(),
+            after,
+        }
+        .into()),
+    }
 }
 
 /// Any failure inside one saver operation, before it is named by the operation.

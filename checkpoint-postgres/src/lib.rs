@@ -102,11 +102,13 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod cache;
 mod error;
 mod lock;
 mod saver;
 mod schema;
 mod store;
+mod threads;
 
 pub use error::PostgresError;
 pub use saver::{PostgresOptions, PostgresSaver};

@@ -13,7 +13,7 @@ use stategraph::checkpoint::{CheckpointError, SaverResult, ThreadLock};
 use tokio_postgres::NoTls;
 use tokio_postgres::tls::NoTlsStream;
 
-use crate::error::{Failure, PostgresError, describe};
+use crate::error::{Failure, PostgresError, describe, within};
 use crate::saver::PostgresSaver;
 
 /// The advisory lock key of `thread_id` in `schema`: 64 bits of a hash, so distinct
@@ -74,31 +74,42 @@ pub(crate) async fn lock_thread(
     if tokio::runtime::Handle::try_current().is_err() {
         return Err(PostgresError::NoRuntime.into());
     }
-    let (client, mut connection) =
-        saver
-            .pg
-            .connect(NoTls)
-            .await
-            .map_err(|e| PostgresError::Connect {
+    let session = || format!("opening the lock session of thread `{thread_id}`");
+    let (client, mut connection) = within(saver.deadline, session, &saver.target, async {
+        saver.pg.connect(NoTls).await.map_err(|e| {
+            Failure::from(PostgresError::Connect {
                 target: saver.target.clone(),
                 reason: describe(&e),
-            })?;
+            })
+        })
+    })
+    .await?;
     // A holder whose machine vanishes (rather than its process dying, which closes the
     // connection at once) is noticed by the server within about a minute, not hours.
-    drive(
-        &mut connection,
-        client.batch_execute(
-            "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10;
-             SET tcp_keepalives_count = 3",
+    within(
+        saver.deadline,
+        session,
+        &saver.target,
+        drive(
+            &mut connection,
+            client.batch_execute(
+                "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10;
+                 SET tcp_keepalives_count = 3",
+            ),
         ),
     )
     .await?;
     let key = lock_key(&saver.schema, thread_id);
     let started = Instant::now();
     loop {
-        let row = drive(
-            &mut connection,
-            client.query_one("SELECT pg_try_advisory_lock($1)", &[&key]),
+        let row = within(
+            saver.deadline,
+            || format!("asking for the lock of thread `{thread_id}`"),
+            &saver.target,
+            drive(
+                &mut connection,
+                client.query_one("SELECT pg_try_advisory_lock($1)", &[&key]),
+            ),
         )
         .await?;
         if row.try_get::<_, bool>(0)? {

@@ -13,8 +13,8 @@ use stategraph::checkpoint::{
 };
 use tokio_postgres::NoTls;
 
-use crate::error::{Failure, PostgresError, describe};
-use crate::{lock, schema, store};
+use crate::error::{Failure, PostgresError, describe, within};
+use crate::{cache, lock, schema, store, threads};
 
 /// Settings of a [`PostgresSaver`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,7 +61,10 @@ impl PostgresOptions {
         self
     }
 
-    /// How long opening one connection may take before it fails.
+    /// How long each network step may take before it fails naming the step: opening
+    /// a connection (TCP connect and startup handshake), waiting for a pooled one,
+    /// opening a thread's lock session. A `connect_timeout` in the URL takes
+    /// precedence. Default 10 seconds.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
@@ -101,6 +104,9 @@ pub struct PostgresSaver {
     pub(crate) target: String,
     /// The schema holding the tables (part of each thread's lock key).
     pub(crate) schema: String,
+    /// The deadline of each network step: the URL's `connect_timeout`, else the
+    /// options'.
+    pub(crate) deadline: Duration,
 }
 
 impl fmt::Debug for PostgresSaver {
@@ -216,9 +222,12 @@ impl PostgresSaver {
             }
             pg.options(format!("-c search_path={name}"));
         }
-        if pg.get_connect_timeout().is_none() {
-            pg.connect_timeout(options.connect_timeout);
-        }
+        // A zero timeout in the URL means "none" to libpq; here every step keeps one.
+        let deadline = match pg.get_connect_timeout() {
+            Some(t) if !t.is_zero() => *t,
+            _ => options.connect_timeout,
+        };
+        pg.connect_timeout(deadline);
         if pg.get_application_name().is_none() {
             pg.application_name("stategraph");
         }
@@ -243,15 +252,26 @@ impl PostgresSaver {
             options,
             target,
             schema: String::new(),
+            deadline,
         };
         let mut client = saver.client().await?;
         saver.schema = match &saver.options.schema {
             Some(name) => name.clone(),
-            None => client
-                .query_one("SELECT current_schema()::text", &[])
+            None => {
+                within(
+                    deadline,
+                    || "reading the current schema".into(),
+                    &saver.target,
+                    async {
+                        Ok(client
+                            .query_one("SELECT current_schema()::text", &[])
+                            .await?
+                            .try_get::<_, Option<String>>(0)?
+                            .unwrap_or_else(|| "public".to_string()))
+                    },
+                )
                 .await?
-                .try_get::<_, Option<String>>(0)?
-                .unwrap_or_else(|| "public".to_string()),
+            }
         };
         schema::migrate(&mut client, &saver.schema, saver.options.schema.is_some()).await?;
         drop(client);
@@ -265,6 +285,18 @@ impl PostgresSaver {
 
     /// A pooled connection.
     pub(crate) async fn client(&self) -> Result<Client, Failure> {
+        let status = self.pool.status();
+        let step = || {
+            if status.available == 0 && status.size >= status.max_size {
+                "waiting for a free connection of the pool".to_string()
+            } else {
+                "opening a connection (TCP connect and startup handshake)".to_string()
+            }
+        };
+        within(self.deadline, step, &self.target, self.pooled()).await
+    }
+
+    async fn pooled(&self) -> Result<Client, Failure> {
         self.pool.get().await.map_err(|e| {
             let reason = match &e {
                 deadpool_postgres::PoolError::Backend(e) => describe(e),
@@ -393,7 +425,7 @@ impl CheckpointSaver for PostgresSaver {
     fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
         Box::pin(async move {
             let mut client = self.op_client("list_threads").await?;
-            store::list_threads(&mut client, self.options.max_record_bytes)
+            threads::list_threads(&mut client, self.options.max_record_bytes)
                 .await
                 .map_err(|f| f.during("list_threads"))
         })
@@ -402,7 +434,7 @@ impl CheckpointSaver for PostgresSaver {
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let mut client = self.op_client("delete_thread").await?;
-            store::delete_thread(&mut client, thread_id)
+            threads::delete_thread(&mut client, thread_id)
                 .await
                 .map_err(|f| f.during("delete_thread"))
         })
@@ -411,7 +443,7 @@ impl CheckpointSaver for PostgresSaver {
     fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let mut client = self.op_client("copy_thread").await?;
-            store::copy_thread(&mut client, from, to)
+            threads::copy_thread(&mut client, from, to)
                 .await
                 .map_err(|f| f.during("copy_thread"))
         })
@@ -434,7 +466,7 @@ impl CheckpointSaver for PostgresSaver {
     fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let mut client = self.op_client("prune").await?;
-            store::prune(&mut client, self.options.max_record_bytes, thread_id, keep)
+            threads::prune(&mut client, self.options.max_record_bytes, thread_id, keep)
                 .await
                 .map_err(|f| f.during("prune"))
         })
@@ -447,7 +479,7 @@ impl NodeCache for PostgresSaver {
     fn get<'a>(&'a self, key: &'a CacheKey) -> BoxFuture<'a, SaverResult<Option<CacheEntry>>> {
         Box::pin(async move {
             let mut client = self.op_client("cache get").await?;
-            store::cache_get(&mut client, self.options.max_record_bytes, key)
+            cache::cache_get(&mut client, self.options.max_record_bytes, key)
                 .await
                 .map_err(|f| f.during("cache get"))
         })
@@ -456,7 +488,7 @@ impl NodeCache for PostgresSaver {
     fn put<'a>(&'a self, key: &'a CacheKey, entry: CacheEntry) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let mut client = self.op_client("cache put").await?;
-            store::cache_put(&mut client, self.options.max_record_bytes, key, &entry)
+            cache::cache_put(&mut client, self.options.max_record_bytes, key, &entry)
                 .await
                 .map_err(|f| f.during("cache put"))
         })
@@ -469,7 +501,7 @@ impl NodeCache for PostgresSaver {
     ) -> BoxFuture<'a, SaverResult<usize>> {
         Box::pin(async move {
             let mut client = self.op_client("cache clear").await?;
-            store::cache_clear(&mut client, thread_id, node)
+            cache::cache_clear(&mut client, thread_id, node)
                 .await
                 .map_err(|f| f.during("cache clear"))
         })

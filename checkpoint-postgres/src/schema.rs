@@ -52,6 +52,19 @@ const MIGRATIONS: &[&str] = &[
         entry     TEXT NOT NULL,
         PRIMARY KEY (thread_id, node, input)
     );",
+    // Version 3. A thread's order: `seq` numbers a namespace's checkpoints in the
+    // order they were stored (`put` gives the next one). Ids come from clocks, which
+    // disagree between processes, so they must not order a thread. Existing rows are
+    // numbered in id order, the order this crate used before.
+    "ALTER TABLE stategraph_checkpoints ADD COLUMN seq BIGINT NOT NULL DEFAULT 0;
+    UPDATE stategraph_checkpoints AS c SET seq = numbered.n
+    FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, ROW_NUMBER() OVER (
+              PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id) AS n
+          FROM stategraph_checkpoints) AS numbered
+    WHERE c.thread_id = numbered.thread_id AND c.checkpoint_ns = numbered.checkpoint_ns
+      AND c.checkpoint_id = numbered.checkpoint_id;
+    CREATE INDEX stategraph_checkpoints_seq
+        ON stategraph_checkpoints (thread_id, checkpoint_ns, seq);",
 ];
 
 /// The version of the tables this build creates and reads, stored as `schema_version`
@@ -63,34 +76,49 @@ const META_KEY: &str = "schema_version";
 /// Key of the transaction-level advisory lock that serializes migrations.
 const MIGRATION_LOCK: i64 = 0x7374_6174_6567_7270; // "stategrp"
 
-/// The tables' version: 0 for a schema this crate never used.
+/// The tables' version: 0 for a schema this crate never used. A schema holding the
+/// tables without a readable version is refused rather than taken for a new one
+/// (which would try to create the tables again).
 async fn stored_version(
     client: &impl deadpool_postgres::GenericClient,
     schema: &str,
 ) -> Result<i64, Failure> {
     let row = client
-        .query_one("SELECT to_regclass('stategraph_meta') IS NOT NULL", &[])
-        .await?;
-    if !row.get::<_, bool>(0) {
-        return Ok(0);
-    }
-    let row = client
-        .query_opt(
-            "SELECT value FROM stategraph_meta WHERE key = $1",
-            &[&META_KEY],
+        .query_one(
+            "SELECT to_regclass('stategraph_meta') IS NOT NULL,
+                    to_regclass('stategraph_checkpoints') IS NOT NULL",
+            &[],
         )
         .await?;
-    let Some(row) = row else {
+    let (has_meta, has_tables): (bool, bool) = (row.get(0), row.get(1));
+    let value: Option<String> = if has_meta {
+        client
+            .query_opt(
+                "SELECT value FROM stategraph_meta WHERE key = $1",
+                &[&META_KEY],
+            )
+            .await?
+            .map(|row| row.get(0))
+    } else {
+        None
+    };
+    let Some(value) = value else {
+        if has_tables {
+            return Err(PostgresError::MissingTableVersion {
+                schema: schema.to_string(),
+            }
+            .into());
+        }
         return Ok(0);
     };
-    let value: String = row.get(0);
-    value.trim().parse::<i64>().map_err(|_| {
-        PostgresError::BadTableVersion {
+    match value.trim().parse::<i64>() {
+        Ok(v) if v >= 1 => Ok(v),
+        _ => Err(PostgresError::BadTableVersion {
             schema: schema.to_string(),
             value,
         }
-        .into()
-    })
+        .into()),
+    }
 }
 
 fn refuse_newer(found: i64, schema: &str) -> Result<(), Failure> {

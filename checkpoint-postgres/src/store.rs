@@ -9,20 +9,20 @@ use std::collections::BTreeMap;
 use deadpool_postgres::{Client, Transaction};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use stategraph::cache::{CacheEntry, CacheKey};
 use stategraph::checkpoint::record::{
     Place, checkpoint_what, decode_checkpoint_record, decode_record, encode_record, value_what,
+    write_index, write_what,
 };
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    ListOptions, PendingWrite, SaveOp, StoredValue, ThreadInfo, needed_ranges,
+    ListOptions, PendingWrite, SaveOp, StoredValue,
 };
 use tokio_postgres::IsolationLevel;
 use tokio_postgres::Row;
 
 use crate::error::{Failure, PostgresError};
 
-type Result<T> = std::result::Result<T, Failure>;
+pub(crate) type Result<T> = std::result::Result<T, Failure>;
 
 fn version_param(channel: &str, version: u64) -> Result<i64> {
     i64::try_from(version).map_err(|_| {
@@ -34,12 +34,16 @@ fn version_param(channel: &str, version: u64) -> Result<i64> {
     })
 }
 
-fn encode<T: Serialize>(value: &T, limit: usize, what: impl Fn() -> String) -> Result<String> {
+pub(crate) fn encode<T: Serialize>(
+    value: &T,
+    limit: usize,
+    what: impl Fn() -> String,
+) -> Result<String> {
     Ok(encode_record(value, limit, what)?)
 }
 
 /// Decodes the JSON text in column `idx` of `row`.
-fn decode<T: DeserializeOwned>(
+pub(crate) fn decode<T: DeserializeOwned>(
     row: &Row,
     idx: usize,
     limit: usize,
@@ -50,7 +54,12 @@ fn decode<T: DeserializeOwned>(
 }
 
 /// Decodes a checkpoint; one that fails because it is of a newer format says so.
-fn decode_checkpoint(row: &Row, idx: usize, limit: usize, what: &str) -> Result<Checkpoint> {
+pub(crate) fn decode_checkpoint(
+    row: &Row,
+    idx: usize,
+    limit: usize,
+    what: &str,
+) -> Result<Checkpoint> {
     let text: &str = row.try_get(idx)?;
     Ok(decode_checkpoint_record(text.as_bytes(), limit, what)?)
 }
@@ -197,12 +206,8 @@ async fn complete(
         let mut pending_writes = Vec::with_capacity(rows.len());
         for row in &rows {
             let task_id: String = row.try_get(1)?;
-            let idx: i64 = row.try_get(2)?;
-            // Stored from a u32.
-            let idx = u32::try_from(idx).unwrap_or(u32::MAX);
-            let value = decode(row, 4, limit, || {
-                format!("pending write {idx} of task {task_id} on checkpoint {id} of {place}")
-            })?;
+            let idx = write_index(row.try_get(2)?, &task_id, &id, place)?;
+            let value = decode(row, 4, limit, || write_what(idx, &task_id, &id, place))?;
             pending_writes.push(PendingWrite {
                 channel: row.try_get(3)?,
                 task_id,
@@ -222,7 +227,7 @@ async fn complete(
 }
 
 /// A read-only transaction seeing one snapshot of the database.
-async fn read_tx(client: &mut Client) -> Result<Transaction<'_>> {
+pub(crate) async fn read_tx(client: &mut Client) -> Result<Transaction<'_>> {
     Ok(client
         .build_transaction()
         .isolation_level(IsolationLevel::RepeatableRead)
@@ -254,7 +259,7 @@ pub(crate) async fn get_tuple(
                 .prepare_cached(&format!(
                     "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
                      WHERE thread_id = $1 AND checkpoint_ns = $2
-                     ORDER BY checkpoint_id DESC LIMIT 1"
+                     ORDER BY seq DESC, checkpoint_id DESC LIMIT 1"
                 ))
                 .await?;
             tx.query_opt(&stmt, &[&config.thread_id, &config.checkpoint_ns])
@@ -288,8 +293,9 @@ pub(crate) async fn list(
         .prepare_cached(&format!(
             "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
              WHERE thread_id = $1 AND checkpoint_ns = $2
-               AND ($3::text IS NULL OR checkpoint_id < $3::text)
-             ORDER BY checkpoint_id DESC"
+               AND ($3::text IS NULL OR seq < (SELECT seq FROM stategraph_checkpoints
+                   WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3::text))
+             ORDER BY seq DESC, checkpoint_id DESC"
         ))
         .await?;
     let rows = tx
@@ -407,9 +413,15 @@ async fn put_in(
     }
     let stmt = tx
         .prepare_cached(
+            // The next number of the thread's order; a checkpoint stored again keeps
+            // its own. The caller holds the thread, so no other writer takes the same
+            // number (writers that do not are ordered by id among equal numbers).
             "INSERT INTO stategraph_checkpoints
-             (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
+              metadata, seq)
+             VALUES ($1, $2, $3, $4, $5, $6, $7,
+                 (SELECT COALESCE(MAX(seq), 0) + 1 FROM stategraph_checkpoints
+                  WHERE thread_id = $1 AND checkpoint_ns = $2))
              ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
                parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
                value_channels = excluded.value_channels, metadata = excluded.metadata",
@@ -572,300 +584,4 @@ pub(crate) async fn max_version(
         .await?;
     let highest: Option<i64> = row.try_get(0)?;
     Ok(highest.and_then(|v| u64::try_from(v).ok()))
-}
-
-/// The fields of a thread's newest checkpoint and its metadata that
-/// `list_threads` reports; the rest of the records is not decoded.
-#[derive(serde::Deserialize)]
-struct LatestTs {
-    ts: String,
-}
-
-#[derive(serde::Deserialize)]
-struct LatestStep {
-    step: i64,
-}
-
-/// Per thread: its checkpoint count and its newest checkpoint's row (one per
-/// namespace holding that id, hence the de-duplication below).
-const THREADS_SQL: &str = "SELECT c.thread_id, g.n, c.checkpoint_id, c.checkpoint, c.metadata
-     FROM (SELECT thread_id, COUNT(*) AS n, MAX(checkpoint_id) AS latest
-           FROM stategraph_checkpoints GROUP BY thread_id) AS g
-     JOIN stategraph_checkpoints AS c
-       ON c.thread_id = g.thread_id AND c.checkpoint_id = g.latest
-     ORDER BY c.thread_id, c.checkpoint_ns";
-
-pub(crate) async fn list_threads(client: &mut Client, limit: usize) -> Result<Vec<ThreadInfo>> {
-    let tx = read_tx(client).await?;
-    let stmt = tx.prepare_cached(THREADS_SQL).await?;
-    let rows = tx.query(&stmt, &[]).await?;
-    let mut out: Vec<ThreadInfo> = Vec::new();
-    for row in &rows {
-        let thread_id: String = row.try_get(0)?;
-        if out.last().is_some_and(|t| t.thread_id == thread_id) {
-            continue;
-        }
-        let count: i64 = row.try_get(1)?;
-        let id: String = row.try_get(2)?;
-        let what = checkpoint_what(
-            &id,
-            Place {
-                thread: &thread_id,
-                ns: "",
-            },
-        );
-        let latest: LatestTs = decode(row, 3, limit, || what.clone())?;
-        let meta: LatestStep = decode(row, 4, limit, || format!("metadata of {what}"))?;
-        out.push(ThreadInfo {
-            checkpoint_count: u64::try_from(count).unwrap_or(0),
-            latest_checkpoint_id: id,
-            latest_step: meta.step,
-            latest_ts: latest.ts,
-            thread_id,
-        });
-    }
-    tx.commit().await?;
-    out.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
-    Ok(out)
-}
-
-const TABLES: [&str; 3] = [
-    "stategraph_checkpoints",
-    "stategraph_writes",
-    "stategraph_values",
-];
-
-pub(crate) async fn delete_thread(client: &mut Client, thread_id: &str) -> Result<()> {
-    let tx = client.transaction().await?;
-    for table in TABLES.iter().chain(&["stategraph_cache"]) {
-        tx.execute(
-            &format!("DELETE FROM {table} WHERE thread_id = $1"),
-            &[&thread_id],
-        )
-        .await?;
-    }
-    tx.commit().await?;
-    Ok(())
-}
-
-pub(crate) async fn copy_thread(client: &mut Client, from: &str, to: &str) -> Result<()> {
-    if from == to {
-        return Ok(());
-    }
-    let tx = client.transaction().await?;
-    for table in TABLES {
-        tx.execute(&format!("DELETE FROM {table} WHERE thread_id = $1"), &[&to])
-            .await?;
-    }
-    tx.execute(
-        "INSERT INTO stategraph_checkpoints
-         (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata)
-         SELECT $2, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata
-         FROM stategraph_checkpoints WHERE thread_id = $1",
-        &[&from, &to],
-    )
-    .await?;
-    tx.execute(
-        "INSERT INTO stategraph_writes
-         (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
-         SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, channel, value
-         FROM stategraph_writes WHERE thread_id = $1",
-        &[&from, &to],
-    )
-    .await?;
-    tx.execute(
-        "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
-         SELECT $2, checkpoint_ns, channel, version, value
-         FROM stategraph_values WHERE thread_id = $1",
-        &[&from, &to],
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(())
-}
-
-pub(crate) async fn prune(
-    client: &mut Client,
-    limit: usize,
-    thread_id: &str,
-    keep: usize,
-) -> Result<()> {
-    let keep = i64::try_from(keep).unwrap_or(i64::MAX);
-    let tx = client.transaction().await?;
-    let namespaces: Vec<String> = tx
-        .query(
-            "SELECT checkpoint_ns FROM stategraph_checkpoints WHERE thread_id = $1
-             UNION SELECT checkpoint_ns FROM stategraph_values WHERE thread_id = $1",
-            &[&thread_id],
-        )
-        .await?
-        .iter()
-        .map(|row| row.try_get(0))
-        .collect::<std::result::Result<_, _>>()?;
-    for ns in &namespaces {
-        let place = Place {
-            thread: thread_id,
-            ns,
-        };
-        let dropped = "SELECT checkpoint_id FROM stategraph_checkpoints
-             WHERE thread_id = $1 AND checkpoint_ns = $2
-             ORDER BY checkpoint_id DESC OFFSET $3";
-        tx.execute(
-            &format!(
-                "DELETE FROM stategraph_writes WHERE thread_id = $1 AND checkpoint_ns = $2
-                 AND checkpoint_id IN ({dropped})"
-            ),
-            &[&thread_id, ns, &keep],
-        )
-        .await?;
-        tx.execute(
-            &format!(
-                "DELETE FROM stategraph_checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2
-                 AND checkpoint_id IN ({dropped})"
-            ),
-            &[&thread_id, ns, &keep],
-        )
-        .await?;
-
-        // Per channel, the version ranges the kept checkpoints restore from.
-        let mut needed: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
-        let rows = tx
-            .query(
-                "SELECT checkpoint_id, checkpoint FROM stategraph_checkpoints
-                 WHERE thread_id = $1 AND checkpoint_ns = $2",
-                &[&thread_id, ns],
-            )
-            .await?;
-        for row in &rows {
-            let id: String = row.try_get(0)?;
-            let checkpoint = decode_checkpoint(row, 1, limit, &checkpoint_what(&id, place))?;
-            for (channel, from, to) in needed_ranges(&checkpoint) {
-                needed.entry(channel).or_default().push((from, to));
-            }
-        }
-        for ranges in needed.values_mut() {
-            *ranges = merged(std::mem::take(ranges));
-        }
-        let is_needed = |channel: &str, version: i64| {
-            let (Ok(version), Some(ranges)) = (u64::try_from(version), needed.get(channel)) else {
-                return false;
-            };
-            let after = ranges.partition_point(|&(from, _)| from <= version);
-            after > 0 && version <= ranges[after - 1].1
-        };
-        let rows = tx
-            .query(
-                "SELECT channel, version FROM stategraph_values
-                 WHERE thread_id = $1 AND checkpoint_ns = $2",
-                &[&thread_id, ns],
-            )
-            .await?;
-        let (mut channels, mut versions) = (Vec::new(), Vec::new());
-        for row in &rows {
-            let channel: String = row.try_get(0)?;
-            let version: i64 = row.try_get(1)?;
-            if !is_needed(&channel, version) {
-                channels.push(channel);
-                versions.push(version);
-            }
-        }
-        if !channels.is_empty() {
-            tx.execute(
-                "DELETE FROM stategraph_values v
-                 USING unnest($3::text[], $4::bigint[]) AS d(channel, version)
-                 WHERE v.thread_id = $1 AND v.checkpoint_ns = $2
-                   AND v.channel = d.channel AND v.version = d.version",
-                &[&thread_id, ns, &channels, &versions],
-            )
-            .await?;
-        }
-    }
-    tx.commit().await?;
-    Ok(())
-}
-
-/// Sorted, disjoint ranges covering the same versions as `ranges`.
-fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    ranges.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-    for (from, to) in ranges {
-        match out.last_mut() {
-            Some(last) if from <= last.1.saturating_add(1) => last.1 = last.1.max(to),
-            _ => out.push((from, to)),
-        }
-    }
-    out
-}
-
-fn cache_what(key: &CacheKey) -> String {
-    format!(
-        "cache entry of node `{}` on thread `{}`",
-        key.node, key.thread_id
-    )
-}
-
-pub(crate) async fn cache_get(
-    client: &mut Client,
-    limit: usize,
-    key: &CacheKey,
-) -> Result<Option<CacheEntry>> {
-    let stmt = client
-        .prepare_cached(
-            "SELECT entry FROM stategraph_cache WHERE thread_id = $1 AND node = $2 AND input = $3",
-        )
-        .await?;
-    let row = client
-        .query_opt(&stmt, &[&key.thread_id, &key.node, &key.input])
-        .await?;
-    match row {
-        Some(row) => Ok(Some(decode(&row, 0, limit, || cache_what(key))?)),
-        None => Ok(None),
-    }
-}
-
-pub(crate) async fn cache_put(
-    client: &mut Client,
-    limit: usize,
-    key: &CacheKey,
-    entry: &CacheEntry,
-) -> Result<()> {
-    let json = encode(entry, limit, || cache_what(key))?;
-    let stmt = client
-        .prepare_cached(
-            "INSERT INTO stategraph_cache (thread_id, node, input, entry) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (thread_id, node, input) DO UPDATE SET entry = excluded.entry",
-        )
-        .await?;
-    client
-        .execute(&stmt, &[&key.thread_id, &key.node, &key.input, &json])
-        .await?;
-    Ok(())
-}
-
-pub(crate) async fn cache_clear(
-    client: &mut Client,
-    thread_id: &str,
-    node: Option<&str>,
-) -> Result<usize> {
-    let removed = client
-        .execute(
-            "DELETE FROM stategraph_cache WHERE thread_id = $1 AND ($2::text IS NULL OR node = $2)",
-            &[&thread_id, &node],
-        )
-        .await?;
-    Ok(usize::try_from(removed).unwrap_or(usize::MAX))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::merged;
-
-    #[test]
-    fn merged_ranges_are_sorted_and_disjoint() {
-        assert_eq!(
-            merged(vec![(5, 7), (1, 2), (3, 3), (6, 9), (12, 12)]),
-            [(1, 3), (5, 9), (12, 12)]
-        );
-        assert!(merged(Vec::new()).is_empty());
-    }
 }

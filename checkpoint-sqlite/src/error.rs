@@ -41,9 +41,9 @@ pub enum SqliteError {
         /// The newest version this build knows.
         supported: i64,
     },
-    /// The table version stored in the database is not a number.
+    /// The table version stored in the database is not a version number.
     #[error(
-        "{} has `schema_version` = {value:?} in table `stategraph_meta`, which is not a version number",
+        "{} has `schema_version` = {value:?} in table `stategraph_meta`, which is not a version number (a whole number from 1 up); set it to the version of the tables, or open a backup",
         .path.display()
     )]
     BadTableVersion {
@@ -51,6 +51,15 @@ pub enum SqliteError {
         path: PathBuf,
         /// The stored value.
         value: String,
+    },
+    /// The saver's tables are there, but the version they were written at is not.
+    #[error(
+        "{} holds checkpoint tables but no `schema_version` in table `stategraph_meta`, so this build cannot tell which version they are; restore that row, or open a backup",
+        .path.display()
+    )]
+    MissingTableVersion {
+        /// The database file.
+        path: PathBuf,
     },
     /// The per-thread lock file could not be created or locked.
     #[error(
@@ -85,6 +94,18 @@ pub(crate) enum Failure {
 }
 
 impl Failure {
+    /// Whether another connection held a lock SQLite did not wait for.
+    pub(crate) fn is_busy(&self) -> bool {
+        let sql = match self {
+            Failure::Sql(e) | Failure::Saver(SqliteError::Open { source: e, .. }) => e,
+            _ => return false,
+        };
+        matches!(
+            sql.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    }
+
     pub(crate) fn during(self, operation: &'static str) -> CheckpointError {
         let source: Box<dyn std::error::Error + Send + Sync> = match self {
             Failure::Checkpoint(e) => return e,

@@ -15,7 +15,7 @@ use stategraph::checkpoint::{
 };
 
 use crate::error::{Failure, SqliteError};
-use crate::{lock, schema, store};
+use crate::{cache, lock, schema, store, threads};
 
 /// When a committed operation is on disk (SQLite's `synchronous` setting).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -99,12 +99,16 @@ impl SqliteOptions {
 ///
 /// A run holds its thread with an operating-system lock on a small file in the
 /// directory `<database>.locks` beside the database (one file per thread, named by a
-/// hash of its id), so runs of one thread in any processes sharing the file take turns
+/// hash of its id; `<database>` is the file's canonical path, so a symbolic link or
+/// another spelling of the path shares the locks), so runs of one thread in any processes sharing the file take turns
 /// (see [`CheckpointSaver::lock_thread`]); a process that dies releases its locks.
 #[derive(Clone)]
 pub struct SqliteSaver {
     conn: Arc<Mutex<Connection>>,
     path: Option<PathBuf>,
+    /// The file's canonical path (symbolic links and `.`/`..` resolved): thread locks
+    /// are kept beside it, so every path reaching the file shares them.
+    lock_base: Option<PathBuf>,
     options: SqliteOptions,
     /// Thread locks of an in-memory database, which no other process can open.
     local_locks: Arc<LocalThreadLocks>,
@@ -131,6 +135,12 @@ impl SqliteSaver {
     /// Opens (creating if needed) the database at `path`: switches it to write-ahead
     /// logging and creates or upgrades the saver's tables.
     ///
+    /// An empty (0-byte) file is taken for a missing database, as SQLite does, and a
+    /// new one is created in it: SQLite itself leaves the file empty between opening
+    /// it and writing its first page, so a process opening a new file while another
+    /// creates it must not be refused. (The `stategraph` command, which only reads,
+    /// reports such a file as empty.)
+    ///
     /// # Errors
     /// [`CheckpointError::Storage`] whose source is a [`SqliteError`]: the directory
     /// does not exist, the file is not a readable SQLite database, or its tables were
@@ -141,9 +151,13 @@ impl SqliteSaver {
     ) -> Result<Self, CheckpointError> {
         let path = path.as_ref();
         let conn = open_file(path, &options).map_err(|f| f.during("open"))?;
+        // The file exists once its tables do, so this only fails when it was removed
+        // since; the lock then falls back to the path as given.
+        let lock_base = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             path: Some(path.to_path_buf()),
+            lock_base: Some(lock_base),
             options,
             local_locks: Arc::default(),
         })
@@ -166,6 +180,7 @@ impl SqliteSaver {
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             path: None,
+            lock_base: None,
             options,
             local_locks: Arc::default(),
         })
@@ -223,6 +238,25 @@ fn open_file(path: &Path, options: &SqliteOptions) -> Result<Connection, Failure
         }
         .into());
     }
+    // Switching a new file to write-ahead logging can fail with "database is locked"
+    // at once, without SQLite's busy handler, while another process creates the same
+    // file; the whole sequence is tried again (on a new connection) until the busy
+    // timeout has passed.
+    let started = std::time::Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match open_once(path, options) {
+            Err(failure) if failure.is_busy() && started.elapsed() < options.busy_timeout => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Opens `path`, sets it up and brings its tables up to date, once.
+fn open_once(path: &Path, options: &SqliteOptions) -> Result<Connection, Failure> {
     let open_err = |source| SqliteError::Open {
         path: path.to_path_buf(),
         source,
@@ -321,20 +355,20 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
-        self.run("list_threads", store::list_threads)
+        self.run("list_threads", threads::list_threads)
     }
 
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         let thread_id = thread_id.to_string();
         self.run("delete_thread", move |conn, _| {
-            store::delete_thread(conn, &thread_id)
+            threads::delete_thread(conn, &thread_id)
         })
     }
 
     fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         let (from, to) = (from.to_string(), to.to_string());
         self.run("copy_thread", move |conn, _| {
-            store::copy_thread(conn, &from, &to)
+            threads::copy_thread(conn, &from, &to)
         })
     }
 
@@ -347,7 +381,7 @@ impl CheckpointSaver for SqliteSaver {
     fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
         let thread_id = thread_id.to_string();
         self.run("prune", move |conn, limit| {
-            store::prune(conn, limit, &thread_id, keep)
+            threads::prune(conn, limit, &thread_id, keep)
         })
     }
 
@@ -360,7 +394,7 @@ impl CheckpointSaver for SqliteSaver {
         thread_id: &'a str,
         wait: Duration,
     ) -> BoxFuture<'a, SaverResult<ThreadLock>> {
-        match &self.path {
+        match &self.lock_base {
             Some(path) => Box::pin(lock::lock_file(path.clone(), thread_id.to_string(), wait)),
             None => Box::pin(self.local_locks.lock(thread_id, wait)),
         }
@@ -373,14 +407,14 @@ impl NodeCache for SqliteSaver {
     fn get<'a>(&'a self, key: &'a CacheKey) -> BoxFuture<'a, SaverResult<Option<CacheEntry>>> {
         let key = key.clone();
         self.run("cache get", move |conn, limit| {
-            store::cache_get(conn, limit, &key)
+            cache::cache_get(conn, limit, &key)
         })
     }
 
     fn put<'a>(&'a self, key: &'a CacheKey, entry: CacheEntry) -> BoxFuture<'a, SaverResult<()>> {
         let key = key.clone();
         self.run("cache put", move |conn, limit| {
-            store::cache_put(conn, limit, &key, &entry)
+            cache::cache_put(conn, limit, &key, &entry)
         })
     }
 
@@ -392,7 +426,7 @@ impl NodeCache for SqliteSaver {
         let thread_id = thread_id.to_string();
         let node = node.map(str::to_string);
         self.run("cache clear", move |conn, _| {
-            store::cache_clear(conn, &thread_id, node.as_deref())
+            cache::cache_clear(conn, &thread_id, node.as_deref())
         })
     }
 }

@@ -51,6 +51,18 @@ const MIGRATIONS: &[&str] = &[
         entry     TEXT NOT NULL,
         PRIMARY KEY (thread_id, node, input)
     );",
+    // Version 3. A thread's order: `seq` numbers a namespace's checkpoints in the
+    // order they were stored (`put` gives the next one). Ids come from clocks, which
+    // disagree between processes, so they must not order a thread. Existing rows are
+    // numbered in id order, the order this crate used before.
+    "ALTER TABLE stategraph_checkpoints ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+    UPDATE stategraph_checkpoints SET seq = numbered.n
+    FROM (SELECT rowid AS row, ROW_NUMBER() OVER (
+              PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id) AS n
+          FROM stategraph_checkpoints) AS numbered
+    WHERE stategraph_checkpoints.rowid = numbered.row;
+    CREATE INDEX stategraph_checkpoints_seq
+        ON stategraph_checkpoints (thread_id, checkpoint_ns, seq);",
 ];
 
 /// The version of the tables this build creates and reads, stored as `schema_version`
@@ -59,18 +71,19 @@ pub const TABLE_VERSION: i64 = MIGRATIONS.len() as i64;
 
 const META_KEY: &str = "schema_version";
 
-/// The tables' version in `conn`: 0 for a database this crate never opened.
+/// The tables' version in `conn`: 0 for a database this crate never opened. A
+/// database holding the tables without a readable version is refused rather than
+/// taken for a new one (which would try to create the tables again).
 fn stored_version(conn: &Connection, path: &Path) -> Result<i64, Failure> {
-    let has_meta: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stategraph_meta')",
-        [],
-        |row| row.get(0),
-    )?;
-    if !has_meta {
-        return Ok(0);
-    }
-    let value = conn
-        .query_row(
+    let has = |table: &str| -> Result<bool, Failure> {
+        Ok(conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+            [table],
+            |row| row.get(0),
+        )?)
+    };
+    let value = if has("stategraph_meta")? {
+        conn.query_row(
             "SELECT value FROM stategraph_meta WHERE key = ?1",
             [META_KEY],
             |row| {
@@ -84,15 +97,26 @@ fn stored_version(conn: &Connection, path: &Path) -> Result<i64, Failure> {
                 })
             },
         )
-        .optional()?;
-    match value {
-        None => Ok(0),
-        Some(Ok(v)) => Ok(v),
-        Some(Err(value)) => Err(SqliteError::BadTableVersion {
+        .optional()?
+    } else {
+        None
+    };
+    let bad = |value: String| {
+        Err(SqliteError::BadTableVersion {
             path: path.to_path_buf(),
             value,
         }
+        .into())
+    };
+    match value {
+        Some(Ok(v)) if v >= 1 => Ok(v),
+        Some(Ok(v)) => bad(v.to_string()),
+        Some(Err(value)) => bad(value),
+        None if has("stategraph_checkpoints")? => Err(SqliteError::MissingTableVersion {
+            path: path.to_path_buf(),
+        }
         .into()),
+        None => Ok(0),
     }
 }
 

@@ -4,25 +4,23 @@
 //! checkpoint row keeps its JSON without them and names the channels it carried, so
 //! `get_tuple` can put them back.
 
-use std::collections::BTreeMap;
-
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, ToSql, Transaction, TransactionBehavior};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    ListOptions, PendingWrite, SaveOp, StoredValue, ThreadInfo, needed_ranges,
+    ListOptions, PendingWrite, SaveOp, StoredValue,
 };
 
-use stategraph::cache::{CacheEntry, CacheKey};
 use stategraph::checkpoint::record::{
     Place, checkpoint_what, decode_checkpoint_record, decode_record, encode_record, value_what,
+    write_index, write_what,
 };
 
 use crate::error::{Failure, SqliteError};
 
-type Result<T> = std::result::Result<T, Failure>;
+pub(crate) type Result<T> = std::result::Result<T, Failure>;
 
 fn version_param(channel: &str, version: u64) -> Result<i64> {
     i64::try_from(version).map_err(|_| {
@@ -34,7 +32,11 @@ fn version_param(channel: &str, version: u64) -> Result<i64> {
     })
 }
 
-fn encode<T: Serialize>(value: &T, limit: usize, what: impl Fn() -> String) -> Result<String> {
+pub(crate) fn encode<T: Serialize>(
+    value: &T,
+    limit: usize,
+    what: impl Fn() -> String,
+) -> Result<String> {
     Ok(encode_record(value, limit, what)?)
 }
 
@@ -56,7 +58,7 @@ fn column_text<'r>(row: &'r Row<'_>, idx: usize, number: &'r mut String) -> Resu
 }
 
 /// Decodes the JSON in column `idx` of `row`.
-fn decode<T: DeserializeOwned>(
+pub(crate) fn decode<T: DeserializeOwned>(
     row: &Row<'_>,
     idx: usize,
     limit: usize,
@@ -71,7 +73,12 @@ fn decode<T: DeserializeOwned>(
 }
 
 /// Decodes a checkpoint; one that fails because it is of a newer format says so.
-fn decode_checkpoint(row: &Row<'_>, idx: usize, limit: usize, what: &str) -> Result<Checkpoint> {
+pub(crate) fn decode_checkpoint(
+    row: &Row<'_>,
+    idx: usize,
+    limit: usize,
+    what: &str,
+) -> Result<Checkpoint> {
     let mut number = String::new();
     Ok(decode_checkpoint_record(
         column_text(row, idx, &mut number)?,
@@ -162,10 +169,8 @@ fn complete(
     let mut pending_writes = Vec::new();
     while let Some(row) = rows.next()? {
         let task_id: String = row.get(0)?;
-        let idx: u32 = row.get(1)?;
-        let value = decode(row, 3, limit, || {
-            format!("pending write {idx} of task {task_id} on checkpoint {id} of {place}")
-        })?;
+        let idx = write_index(row.get(1)?, &task_id, &id, place)?;
+        let value = decode(row, 3, limit, || write_what(idx, &task_id, &id, place))?;
         pending_writes.push(PendingWrite {
             channel: row.get(2)?,
             task_id,
@@ -188,11 +193,11 @@ fn complete(
     })
 }
 
-fn read_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
+pub(crate) fn read_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
     Ok(conn.transaction_with_behavior(TransactionBehavior::Deferred)?)
 }
 
-fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
+pub(crate) fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
     Ok(conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
 }
 
@@ -215,7 +220,7 @@ pub(crate) fn get_tuple(
             format!(
                 "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
                  WHERE thread_id = ?1 AND checkpoint_ns = ?2
-                 ORDER BY checkpoint_id DESC LIMIT 1"
+                 ORDER BY seq DESC LIMIT 1"
             ),
             vec![&config.thread_id, &config.checkpoint_ns],
         ),
@@ -248,8 +253,9 @@ pub(crate) fn list(
         let mut stmt = tx.prepare_cached(&format!(
             "SELECT {CHECKPOINT_COLUMNS} FROM stategraph_checkpoints
              WHERE thread_id = ?1 AND checkpoint_ns = ?2
-               AND (?3 IS NULL OR checkpoint_id < ?3)
-             ORDER BY checkpoint_id DESC"
+               AND (?3 IS NULL OR seq < (SELECT seq FROM stategraph_checkpoints
+                   WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3))
+             ORDER BY seq DESC"
         ))?;
         let mut rows = stmt.query((&config.thread_id, &config.checkpoint_ns, &options.before))?;
         while found.len() < max
@@ -345,10 +351,18 @@ fn put_in(
                 json,
             ))?;
         }
+        // The next number of the thread's order; a checkpoint stored again keeps its
+        // own. The caller holds the thread, so no other writer takes the same number.
         tx.prepare_cached(
-            "INSERT OR REPLACE INTO stategraph_checkpoints
-             (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO stategraph_checkpoints
+             (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
+              metadata, seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+                 (SELECT COALESCE(MAX(seq), 0) + 1 FROM stategraph_checkpoints
+                  WHERE thread_id = ?1 AND checkpoint_ns = ?2))
+             ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+                 parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
+                 value_channels = excluded.value_channels, metadata = excluded.metadata",
         )?
         .execute((
             &config.thread_id,
@@ -474,278 +488,4 @@ pub(crate) fn max_version(
         |row| row.get(0),
     )?;
     Ok(highest.and_then(|v| u64::try_from(v).ok()))
-}
-
-/// The fields of a thread's newest checkpoint and its metadata that
-/// `list_threads` reports; the rest of the records is not decoded.
-#[derive(serde::Deserialize)]
-struct LatestTs {
-    ts: String,
-}
-
-#[derive(serde::Deserialize)]
-struct LatestStep {
-    step: i64,
-}
-
-/// Per thread: its checkpoint count and its newest checkpoint's row (one per
-/// namespace holding that id, hence the de-duplication below).
-const THREADS_SQL: &str = "SELECT c.thread_id, g.n, c.checkpoint_id, c.checkpoint, c.metadata
-     FROM (SELECT thread_id, COUNT(*) AS n, MAX(checkpoint_id) AS latest
-           FROM stategraph_checkpoints GROUP BY thread_id) AS g
-     JOIN stategraph_checkpoints AS c
-       ON c.thread_id = g.thread_id AND c.checkpoint_id = g.latest
-     ORDER BY c.thread_id, c.checkpoint_ns";
-
-pub(crate) fn list_threads(conn: &mut Connection, limit: usize) -> Result<Vec<ThreadInfo>> {
-    let tx = read_tx(conn)?;
-    let mut out: Vec<ThreadInfo> = Vec::new();
-    {
-        let mut stmt = tx.prepare_cached(THREADS_SQL)?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let thread_id: String = row.get(0)?;
-            if out.last().is_some_and(|t| t.thread_id == thread_id) {
-                continue;
-            }
-            let count: i64 = row.get(1)?;
-            let id: String = row.get(2)?;
-            let what = checkpoint_what(
-                &id,
-                Place {
-                    thread: &thread_id,
-                    ns: "",
-                },
-            );
-            let latest: LatestTs = decode(row, 3, limit, || what.clone())?;
-            let meta: LatestStep = decode(row, 4, limit, || format!("metadata of {what}"))?;
-            out.push(ThreadInfo {
-                checkpoint_count: u64::try_from(count).unwrap_or(0),
-                latest_checkpoint_id: id,
-                latest_step: meta.step,
-                latest_ts: latest.ts,
-                thread_id,
-            });
-        }
-    }
-    tx.commit()?;
-    out.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
-    Ok(out)
-}
-
-const TABLES: [&str; 3] = [
-    "stategraph_checkpoints",
-    "stategraph_writes",
-    "stategraph_values",
-];
-
-pub(crate) fn delete_thread(conn: &mut Connection, thread_id: &str) -> Result<()> {
-    let tx = write_tx(conn)?;
-    for table in TABLES.iter().chain(&["stategraph_cache"]) {
-        tx.execute(
-            &format!("DELETE FROM {table} WHERE thread_id = ?1"),
-            [thread_id],
-        )?;
-    }
-    tx.commit()?;
-    Ok(())
-}
-
-pub(crate) fn copy_thread(conn: &mut Connection, from: &str, to: &str) -> Result<()> {
-    if from == to {
-        return Ok(());
-    }
-    let tx = write_tx(conn)?;
-    for table in TABLES {
-        tx.execute(&format!("DELETE FROM {table} WHERE thread_id = ?1"), [to])?;
-    }
-    tx.execute(
-        "INSERT INTO stategraph_checkpoints
-         (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata)
-         SELECT ?2, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata
-         FROM stategraph_checkpoints WHERE thread_id = ?1",
-        [from, to],
-    )?;
-    tx.execute(
-        "INSERT INTO stategraph_writes
-         (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
-         SELECT ?2, checkpoint_ns, checkpoint_id, task_id, idx, channel, value
-         FROM stategraph_writes WHERE thread_id = ?1",
-        [from, to],
-    )?;
-    tx.execute(
-        "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
-         SELECT ?2, checkpoint_ns, channel, version, value
-         FROM stategraph_values WHERE thread_id = ?1",
-        [from, to],
-    )?;
-    tx.commit()?;
-    Ok(())
-}
-
-pub(crate) fn prune(
-    conn: &mut Connection,
-    limit: usize,
-    thread_id: &str,
-    keep: usize,
-) -> Result<()> {
-    let keep = i64::try_from(keep).unwrap_or(i64::MAX);
-    let tx = write_tx(conn)?;
-    let namespaces: Vec<String> = tx
-        .prepare(
-            "SELECT checkpoint_ns FROM stategraph_checkpoints WHERE thread_id = ?1
-             UNION SELECT checkpoint_ns FROM stategraph_values WHERE thread_id = ?1",
-        )?
-        .query_map([thread_id], |row| row.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    for ns in &namespaces {
-        let place = Place {
-            thread: thread_id,
-            ns,
-        };
-        let dropped = "SELECT checkpoint_id FROM stategraph_checkpoints
-             WHERE thread_id = ?1 AND checkpoint_ns = ?2
-             ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?3";
-        tx.execute(
-            &format!(
-                "DELETE FROM stategraph_writes WHERE thread_id = ?1 AND checkpoint_ns = ?2
-                 AND checkpoint_id IN ({dropped})"
-            ),
-            (thread_id, ns, keep),
-        )?;
-        tx.execute(
-            &format!(
-                "DELETE FROM stategraph_checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2
-                 AND checkpoint_id IN ({dropped})"
-            ),
-            (thread_id, ns, keep),
-        )?;
-
-        // Per channel, the version ranges the kept checkpoints restore from.
-        let mut needed: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
-        {
-            let mut stmt = tx.prepare(
-                "SELECT checkpoint_id, checkpoint FROM stategraph_checkpoints
-                 WHERE thread_id = ?1 AND checkpoint_ns = ?2",
-            )?;
-            let mut rows = stmt.query((thread_id, ns))?;
-            while let Some(row) = rows.next()? {
-                let id: String = row.get(0)?;
-                let checkpoint = decode_checkpoint(row, 1, limit, &checkpoint_what(&id, place))?;
-                for (channel, from, to) in needed_ranges(&checkpoint) {
-                    needed.entry(channel).or_default().push((from, to));
-                }
-            }
-        }
-        for ranges in needed.values_mut() {
-            *ranges = merged(std::mem::take(ranges));
-        }
-        let is_needed = |channel: &str, version: i64| {
-            let (Ok(version), Some(ranges)) = (u64::try_from(version), needed.get(channel)) else {
-                return false;
-            };
-            let after = ranges.partition_point(|&(from, _)| from <= version);
-            after > 0 && version <= ranges[after - 1].1
-        };
-        let stored: Vec<(String, i64)> = tx
-            .prepare(
-                "SELECT channel, version FROM stategraph_values
-                 WHERE thread_id = ?1 AND checkpoint_ns = ?2",
-            )?
-            .query_map((thread_id, ns), |row| Ok((row.get(0)?, row.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut delete = tx.prepare(
-            "DELETE FROM stategraph_values
-             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND channel = ?3 AND version = ?4",
-        )?;
-        for (channel, version) in stored {
-            if !is_needed(&channel, version) {
-                delete.execute((thread_id, ns, &channel, version))?;
-            }
-        }
-    }
-    tx.commit()?;
-    Ok(())
-}
-
-/// Sorted, disjoint ranges covering the same versions as `ranges`.
-fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    ranges.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-    for (from, to) in ranges {
-        match out.last_mut() {
-            Some(last) if from <= last.1.saturating_add(1) => last.1 = last.1.max(to),
-            _ => out.push((from, to)),
-        }
-    }
-    out
-}
-
-fn cache_what(key: &CacheKey) -> String {
-    format!(
-        "cache entry of node `{}` on thread `{}`",
-        key.node, key.thread_id
-    )
-}
-
-pub(crate) fn cache_get(
-    conn: &mut Connection,
-    limit: usize,
-    key: &CacheKey,
-) -> Result<Option<CacheEntry>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT entry FROM stategraph_cache WHERE thread_id = ?1 AND node = ?2 AND input = ?3",
-    )?;
-    let mut rows = stmt.query((&key.thread_id, &key.node, &key.input))?;
-    match rows.next()? {
-        Some(row) => Ok(Some(decode(row, 0, limit, || cache_what(key))?)),
-        None => Ok(None),
-    }
-}
-
-pub(crate) fn cache_put(
-    conn: &mut Connection,
-    limit: usize,
-    key: &CacheKey,
-    entry: &CacheEntry,
-) -> Result<()> {
-    let json = encode(entry, limit, || cache_what(key))?;
-    conn.prepare_cached(
-        "INSERT INTO stategraph_cache (thread_id, node, input, entry) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (thread_id, node, input) DO UPDATE SET entry = excluded.entry",
-    )?
-    .execute((&key.thread_id, &key.node, &key.input, &json))?;
-    Ok(())
-}
-
-pub(crate) fn cache_clear(
-    conn: &mut Connection,
-    thread_id: &str,
-    node: Option<&str>,
-) -> Result<usize> {
-    Ok(conn.execute(
-        "DELETE FROM stategraph_cache WHERE thread_id = ?1 AND (?2 IS NULL OR node = ?2)",
-        (thread_id, node),
-    )?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::merged;
-
-    #[test]
-    fn merged_ranges_are_sorted_and_disjoint() {
-        assert_eq!(
-            merged(vec![
-                (5, 7),
-                (1, 2),
-                (3, 3),
-                (6, 9),
-                (12, 12),
-                (u64::MAX, u64::MAX)
-            ]),
-            [(1, 3), (5, 9), (12, 12), (u64::MAX, u64::MAX)]
-        );
-        assert!(merged(Vec::new()).is_empty());
-    }
 }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rusqlite::{Connection, OpenFlags};
-use stategraph::checkpoint::CheckpointSaver;
-use stategraph_postgres::{PostgresOptions, PostgresSaver};
+use stategraph::checkpoint::{CheckpointError, CheckpointSaver};
+use stategraph_postgres::{PostgresError, PostgresOptions, PostgresSaver};
 use stategraph_sqlite::SqliteSaver;
 
 use crate::error::CliError;
@@ -82,7 +82,7 @@ impl Target {
                 Ok(Arc::new(SqliteSaver::open(path)?))
             }
             Target::Postgres { url, schema } => {
-                if !has_postgres_tables(url, schema.as_deref()).await {
+                if !has_postgres_tables(url, schema.as_deref(), &self.to_string()).await? {
                     return Err(CliError::NoTables {
                         target: self.to_string(),
                     });
@@ -102,41 +102,74 @@ impl Target {
 
 /// Whether the saver's tables exist in the database (in `schema`, or on the
 /// connection's search path), checked before the saver connects, which would create
-/// them. A URL that does not parse or a server that cannot be reached counts as
-/// having them: the saver's own connection then fails with its clearer message.
-async fn has_postgres_tables(url: &str, schema: Option<&str>) -> bool {
+/// them. A URL that does not parse or a server that refuses counts as having them:
+/// the saver's own connection then fails with its clearer message. A server that does
+/// not answer within the connect timeout (the URL's `connect_timeout`, else 10 s) is
+/// [`CliError::BadUrl`] naming the step, rather than a second wait in the saver.
+async fn has_postgres_tables(
+    url: &str,
+    schema: Option<&str>,
+    shown: &str,
+) -> Result<bool, CliError> {
     let Ok(mut config) = url.parse::<tokio_postgres::Config>() else {
-        return true;
+        return Ok(true);
     };
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(std::time::Duration::from_secs(10));
-    }
-    let Ok((client, connection)) = config.connect(tokio_postgres::NoTls).await else {
-        return true;
+    let deadline = match config.get_connect_timeout() {
+        Some(t) if !t.is_zero() => *t,
+        _ => std::time::Duration::from_secs(10),
+    };
+    config.connect_timeout(deadline);
+    let timed_out = |step: &str| CliError::BadUrl {
+        source: CheckpointError::Storage {
+            saver: "postgres",
+            operation: "connect",
+            source: Box::new(PostgresError::Timeout {
+                step: step.to_string(),
+                target: shown.to_string(),
+                after: deadline,
+            }),
+        },
+    };
+    let connected = tokio::time::timeout(deadline, config.connect(tokio_postgres::NoTls))
+        .await
+        .map_err(|_| timed_out("opening a connection (TCP connect and startup handshake)"))?;
+    let Ok((client, connection)) = connected else {
+        return Ok(true);
     };
     let driver = tokio::spawn(connection);
-    let found = match schema {
-        Some(schema) => {
-            client
-                .query_one(
-                    "SELECT EXISTS (SELECT 1 FROM information_schema.tables
-                     WHERE table_schema = $1 AND table_name = 'stategraph_checkpoints')",
-                    &[&schema],
-                )
-                .await
-        }
-        None => {
-            client
-                .query_one(
-                    "SELECT to_regclass('stategraph_checkpoints') IS NOT NULL",
-                    &[],
-                )
-                .await
+    let query = async {
+        match schema {
+            Some(schema) => {
+                client
+                    .query_one(
+                        "SELECT EXISTS (SELECT 1 FROM information_schema.tables
+                         WHERE table_schema = $1 AND table_name = 'stategraph_checkpoints')",
+                        &[&schema],
+                    )
+                    .await
+            }
+            None => {
+                client
+                    .query_one(
+                        "SELECT to_regclass('stategraph_checkpoints') IS NOT NULL",
+                        &[],
+                    )
+                    .await
+            }
         }
     };
+    let found = tokio::time::timeout(deadline, query).await;
     drop(client);
-    let _ = driver.await;
-    found.map_or(true, |row| row.get::<_, bool>(0))
+    match found {
+        Ok(found) => {
+            let _ = driver.await;
+            Ok(found.map_or(true, |row| row.get::<_, bool>(0)))
+        }
+        Err(_) => {
+            driver.abort();
+            Err(timed_out("looking for the saver's tables"))
+        }
+    }
 }
 
 /// Refuses a path that is not an existing SQLite file holding a saver's tables,
@@ -153,6 +186,13 @@ fn check_sqlite(path: &Path) -> Result<(), CliError> {
     };
     if !path.is_file() {
         return Err(not_a_db("it is not a file".into()));
+    }
+    // An empty file is what SQLite (and so `SqliteSaver::open`) takes for a missing
+    // database, to be created there; for a tool that only reads, it holds nothing.
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        return Err(not_a_db(
+            "the file is empty (0 bytes): no saver has written to it; pass the database file a SqliteSaver wrote".into(),
+        ));
     }
     let conn = Connection::open_with_flags(
         path,

@@ -73,6 +73,24 @@ fn a_file_that_is_not_a_stategraph_database_is_exit_3_and_left_as_it_was() {
     assert!(err.contains("not a file"), "{err}");
 }
 
+/// A 0-byte file is what SQLite takes for a database to create; the CLI, which only
+/// reads, says it is empty and leaves it so.
+#[test]
+fn an_empty_file_is_exit_3_saying_it_is_empty_and_stays_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    for command in [&["threads"][..], &["history", "t"], &["show", "t"]] {
+        let mut args = vec!["--db", empty.to_str().unwrap()];
+        args.extend_from_slice(command);
+        let err = stategraph(&args)
+            .fails(code(exit::MISSING_DATABASE))
+            .to_string();
+        assert!(err.contains("is empty (0 bytes)"), "{err}");
+        assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+    }
+}
+
 #[tokio::test]
 async fn an_unknown_thread_is_exit_5_for_every_command() {
     let f = Fixture::tickets().await;
@@ -162,4 +180,39 @@ fn a_command_line_without_a_store_or_with_both_is_a_usage_error() {
     stategraph(&["--db", "a.sqlite", "show"]).fails(code(exit::USAGE));
     stategraph(&["--db", "a.sqlite", "frobnicate"]).fails(code(exit::USAGE));
     assert!(!std::path::Path::new("a.sqlite").exists());
+}
+
+/// A listener that accepts connections and never answers, as a hung server or a port
+/// that is not PostgreSQL does; its address.
+fn silent_server() -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_server_that_never_answers_is_exit_4_after_the_urls_connect_timeout() {
+    let addr = silent_server();
+    let started = std::time::Instant::now();
+    let err = stategraph(&[
+        "--url",
+        &format!("postgres://someone:hunter2@{addr}/app?connect_timeout=1"),
+        "threads",
+    ])
+    .fails(code(exit::BAD_URL))
+    .to_string();
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(8),
+        "took {took:?}: {err}"
+    );
+    assert!(err.contains("startup handshake"), "{err}");
+    assert!(err.contains("did not finish within 1 s"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
 }

@@ -3,6 +3,10 @@
 //! Call [`run_all`] with a saver; each check uses its own thread ids (prefixed by a
 //! fresh random tag), so a shared database can run it repeatedly.
 
+mod order;
+
+pub use order::{list_order_before_limit, order_follows_the_chain_not_the_clock};
+
 use std::collections::BTreeMap;
 
 use serde_json::json;
@@ -88,6 +92,7 @@ pub async fn run_all(saver: &dyn CheckpointSaver) {
     unknown_thread_and_checkpoint(saver).await;
     latest_specific_and_parent(saver).await;
     list_order_before_limit(saver).await;
+    order_follows_the_chain_not_the_clock(saver).await;
     list_filters(saver).await;
     pending_writes(saver).await;
     special_writes_replace(saver).await;
@@ -148,42 +153,6 @@ pub async fn latest_specific_and_parent(saver: &dyn CheckpointSaver) {
         .expect("get")
         .expect("middle exists");
     assert_eq!(middle.parent_config.as_ref(), Some(&configs[0]));
-}
-
-/// `list` is newest first; `before` excludes that id and newer; `limit` caps.
-pub async fn list_order_before_limit(saver: &dyn CheckpointSaver) {
-    let thread = format!("list-{}", tag());
-    let configs = chain(saver, &thread, 5).await;
-    let all: Vec<String> = configs.iter().rev().map(id).collect();
-    let config = CheckpointConfig::thread(&thread);
-    let listed = saver
-        .list(&config, &ListOptions::new())
-        .await
-        .expect("list");
-    assert_eq!(ids(&listed), all);
-    let before = saver
-        .list(&config, &ListOptions::new().before(id(&configs[3])))
-        .await
-        .expect("list");
-    assert_eq!(ids(&before), all[2..]);
-    let limited = saver
-        .list(&config, &ListOptions::new().limit(2))
-        .await
-        .expect("list");
-    assert_eq!(ids(&limited), all[..2]);
-    let both = saver
-        .list(
-            &config,
-            &ListOptions::new().before(id(&configs[3])).limit(2),
-        )
-        .await
-        .expect("list");
-    assert_eq!(ids(&both), all[2..4]);
-    let none = saver
-        .list(&config, &ListOptions::new().limit(0))
-        .await
-        .expect("list");
-    assert!(none.is_empty());
 }
 
 /// Metadata filters: equality on every given key.

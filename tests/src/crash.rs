@@ -1,6 +1,7 @@
-//! The crash-safety drill shared by the SQLite and PostgreSQL crash tests: a worker
+//! The crash-safety drills shared by the SQLite and PostgreSQL crash tests: a worker
 //! process runs the long fan-out graph and is killed with SIGKILL at random moments;
-//! after each kill a new worker continues the thread.
+//! after each kill a new worker continues the thread. And workers killed while they
+//! open the store, creating or upgrading its tables.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -193,5 +194,64 @@ pub fn run(
         kills: saved_before.len(),
         kills_with_saved_writes: saved_before.iter().filter(|(_, s)| !s.is_empty()).count(),
         steps,
+    }
+}
+
+/// What [`kill_while_opening`] saw.
+#[derive(Debug)]
+pub struct OpenDrill {
+    /// Workers killed.
+    pub kills: usize,
+    /// Kills that landed before the worker had opened the store (while it created or
+    /// upgraded the tables, or before it began).
+    pub before_opened: usize,
+}
+
+/// Kills `rounds` workers (the `saver_worker` binary) while they open `store`, each
+/// at a random moment up to `latest` after it started (seeded by `seed`); `reset` runs before each, making the
+/// store new or of older tables, so the kills land while the tables are created or
+/// upgraded. After each kill the store must open in this process.
+///
+/// # Panics
+/// When the store does not open after a kill.
+pub fn kill_while_opening(
+    worker: &Path,
+    store: &Store,
+    rounds: usize,
+    latest: Duration,
+    seed: u64,
+    mut reset: impl FnMut(),
+) -> OpenDrill {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut before_opened = 0;
+    for round in 0..rounds {
+        reset();
+        let mut child = Command::new(worker)
+            .args(["open", &store.arg()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start a worker");
+        let latest = u64::try_from(latest.as_micros()).unwrap_or(u64::MAX).max(1);
+        std::thread::sleep(Duration::from_micros(rng.random_range(0..latest)));
+        // Fails only when the worker already ended, which is fine.
+        let _ = child.kill();
+        let out = child.wait_with_output().expect("reap the worker");
+        if !String::from_utf8_lossy(&out.stdout).contains("opened") {
+            before_opened += 1;
+        }
+        if let Err(e) = runtime.block_on(store.open()) {
+            panic!(
+                "round {round}: the store does not open after a worker was killed opening it: {e}"
+            );
+        }
+    }
+    OpenDrill {
+        kills: rounds,
+        before_opened,
     }
 }

@@ -5,5 +5,6 @@
 pub mod cached_page;
 pub mod conformance;
 pub mod crash;
+pub mod rows;
 pub mod servers;
 pub mod workloads;

@@ -123,10 +123,13 @@ async fn a_database_from_before_the_cache_table_gains_it_and_keeps_its_threads()
     let cfg = RunConfig::new().thread("old");
     g.invoke(Page::update().url("kept"), &cfg).await.unwrap();
     drop((g, saver));
-    // Make the file look like one written before the cache table existed.
+    // Make the file look like one written before the cache table (and the checkpoint
+    // order column) existed.
     raw(&path)
         .execute_batch(
             "DROP TABLE stategraph_cache;
+             DROP INDEX stategraph_checkpoints_seq;
+             ALTER TABLE stategraph_checkpoints DROP COLUMN seq;
              UPDATE stategraph_meta SET value = '1' WHERE key = 'schema_version';",
         )
         .unwrap();

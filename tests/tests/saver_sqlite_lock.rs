@@ -71,3 +71,41 @@ async fn an_in_memory_database_locks_within_the_process() {
     drop(held);
     drop(clone.lock_thread("t", Duration::ZERO).await.unwrap());
 }
+
+/// Every path reaching the file is one lock: through a symbolic link, or spelled
+/// with `.` and `..`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lock_follows_the_file_not_the_path_string() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.db");
+    let link = dir.path().join("link.db");
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let direct = SqliteSaver::open(&real).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let others = [
+        SqliteSaver::open(&link).unwrap(),
+        SqliteSaver::open(dir.path().join(".").join("real.db")).unwrap(),
+        SqliteSaver::open(dir.path().join("sub").join("..").join("real.db")).unwrap(),
+    ];
+    let held = direct.lock_thread("t", Duration::ZERO).await.unwrap();
+    for other in &others {
+        let err = other
+            .lock_thread("t", Duration::from_millis(50))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, CheckpointError::ThreadBusy { .. }),
+            "{:?}: {err:?}",
+            other.path()
+        );
+    }
+    drop(held);
+    let via_link = others[0].lock_thread("t", Duration::ZERO).await.unwrap();
+    let err = direct
+        .lock_thread("t", Duration::from_millis(50))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CheckpointError::ThreadBusy { .. }), "{err:?}");
+    drop(via_link);
+    assert!(!dir.path().join("link.db.locks").exists());
+}

@@ -27,6 +27,15 @@ pub enum CheckpointError {
         #[source]
         source: serde_json::Error,
     },
+    /// A stored record decodes but does not hold what it must: an appended value
+    /// that is not a list, a write index out of range, ...
+    #[error("{what} is invalid: {reason}")]
+    Invalid {
+        /// Which record (thread, checkpoint id, ...).
+        what: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A stored record is larger than the configured limit.
     #[error(
         "{what} is {size} bytes, over the {limit}-byte limit; raise the saver's limit if this is expected"

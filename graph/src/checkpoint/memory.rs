@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
+use super::by_id::ById;
 use super::lock::{LocalThreadLocks, ThreadLock};
 use super::saver::{CheckpointSaver, SaverResult};
 use super::types::{
@@ -36,78 +37,6 @@ struct Namespace {
     /// `(channel, version)`: a search then compares the channel name once, not at
     /// every key it passes.)
     values: BTreeMap<String, BTreeMap<u64, StoredValue>>,
-}
-
-/// A map keyed by checkpoint id, kept as a vector sorted by id. Ids grow with time,
-/// so a new one goes at the end: no search and no tree node to split, and lookups
-/// are binary searches.
-#[derive(Clone)]
-struct ById<V> {
-    entries: Vec<(String, V)>,
-}
-
-impl<V> Default for ById<V> {
-    fn default() -> Self {
-        Self {
-            entries: Vec::new(),
-        }
-    }
-}
-
-impl<V> ById<V> {
-    /// Where `id` is, or would go.
-    fn find(&self, id: &str) -> Result<usize, usize> {
-        match self.entries.last() {
-            Some((last, _)) if last.as_str() < id => Err(self.entries.len()),
-            _ => self.entries.binary_search_by(|(k, _)| k.as_str().cmp(id)),
-        }
-    }
-
-    fn insert(&mut self, id: String, value: V) {
-        match self.find(&id) {
-            Ok(at) => self.entries[at].1 = value,
-            Err(at) => self.entries.insert(at, (id, value)),
-        }
-    }
-
-    fn get_or_default(&mut self, id: String) -> &mut V
-    where
-        V: Default,
-    {
-        let at = match self.find(&id) {
-            Ok(at) => at,
-            Err(at) => {
-                self.entries.insert(at, (id, V::default()));
-                at
-            }
-        };
-        &mut self.entries[at].1
-    }
-
-    fn get(&self, id: &str) -> Option<&V> {
-        self.get_key_value(id).map(|(_, v)| v)
-    }
-
-    fn get_key_value(&self, id: &str) -> Option<(&String, &V)> {
-        let at = self.find(id).ok()?;
-        self.entries.get(at).map(|(k, v)| (k, v))
-    }
-
-    fn last_key_value(&self) -> Option<(&String, &V)> {
-        self.entries.last().map(|(k, v)| (k, v))
-    }
-
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &V)> {
-        self.entries.iter().map(|(k, v)| (k, v))
-    }
-
-    fn values(&self) -> impl Iterator<Item = &V> {
-        self.entries.iter().map(|(_, v)| v)
-    }
 }
 
 type Threads = HashMap<String, BTreeMap<String, Namespace>>;
@@ -347,16 +276,13 @@ impl CheckpointSaver for InMemorySaver {
             else {
                 return Ok(Vec::new());
             };
-            Ok(ns
-                .checkpoints
+            let older = match &options.before {
+                Some(before) => ns.checkpoints.before(before),
+                None => &ns.checkpoints.entries,
+            };
+            Ok(older
                 .iter()
                 .rev()
-                .filter(|(id, _)| {
-                    options
-                        .before
-                        .as_ref()
-                        .is_none_or(|b| id.as_str() < b.as_str())
-                })
                 .filter(|(_, e)| e.metadata.matches(&options.filter))
                 .take(options.limit.unwrap_or(usize::MAX))
                 .map(|(id, e)| tuple(config, ns, id, e))
@@ -470,11 +396,18 @@ impl CheckpointSaver for InMemorySaver {
             let mut out: Vec<ThreadInfo> = threads
                 .iter()
                 .filter_map(|(thread_id, namespaces)| {
-                    let entries = || namespaces.values().flat_map(|ns| ns.checkpoints.iter());
-                    let (id, latest) = entries().max_by(|a, b| a.0.cmp(b.0))?;
+                    // The newest of the first namespace (the root's, when it has
+                    // checkpoints): the order of different namespaces' checkpoints is
+                    // not recorded.
+                    let (id, latest) = namespaces
+                        .values()
+                        .find_map(|ns| ns.checkpoints.last_key_value())?;
                     Some(ThreadInfo {
                         thread_id: thread_id.clone(),
-                        checkpoint_count: entries().count() as u64,
+                        checkpoint_count: namespaces
+                            .values()
+                            .map(|ns| ns.checkpoints.len() as u64)
+                            .sum(),
                         latest_checkpoint_id: id.clone(),
                         latest_step: latest.metadata.step,
                         latest_ts: latest.checkpoint.ts.clone(),
@@ -517,15 +450,9 @@ impl CheckpointSaver for InMemorySaver {
             for ns in thread.values_mut() {
                 let drop_count = ns.checkpoints.len().saturating_sub(keep);
                 // The oldest come first; one pass each, however many are dropped.
-                let dropped: Vec<String> = ns
-                    .checkpoints
-                    .entries
-                    .drain(..drop_count)
-                    .map(|(id, _)| id)
-                    .collect();
-                ns.writes
-                    .entries
-                    .retain(|(id, _)| dropped.binary_search(id).is_err());
+                let dropped: std::collections::HashSet<String> =
+                    ns.checkpoints.drain_first(drop_count).into_iter().collect();
+                ns.writes.retain(|id| !dropped.contains(id));
                 let needed: Vec<(String, u64, u64)> = ns
                     .checkpoints
                     .values()
@@ -572,28 +499,4 @@ pub fn needed_values(checkpoint: &Checkpoint) -> Vec<(String, u64)> {
             (from..=to).take(1 << 20).map(move |v| (channel.clone(), v))
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ById;
-
-    #[test]
-    fn by_id_stays_sorted_whatever_the_insertion_order() {
-        let mut map = ById::default();
-        for id in ["b", "d", "a", "c", "e", "c"] {
-            map.insert(id.to_string(), id.to_uppercase());
-        }
-        let keys: Vec<&str> = map.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, ["a", "b", "c", "d", "e"]);
-        assert_eq!(map.len(), 5);
-        assert_eq!(map.get("c").map(String::as_str), Some("C"));
-        assert_eq!(map.get("f"), None);
-        assert_eq!(map.last_key_value().map(|(k, _)| k.as_str()), Some("e"));
-        map.get_or_default("bb".to_string()).push('!');
-        map.get_or_default("bb".to_string()).push('?');
-        assert_eq!(map.get("bb").map(String::as_str), Some("!?"));
-        let order: Vec<&str> = map.iter().rev().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(order, ["e", "d", "c", "bb", "b", "a"]);
-    }
 }

@@ -1,6 +1,7 @@
 //! Checkpoints: the durable record of a thread, one per superstep, and the storage
 //! interface savers implement.
 
+mod by_id;
 mod error;
 mod lock;
 mod memory;
@@ -16,6 +17,6 @@ pub use saver::{CheckpointSaver, SaverResult};
 pub use types::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,
     CheckpointTuple, ListOptions, PendingWrite, PlannedTask, SaveOp, StepRecord, StoredValue,
-    TaskRecord, ThreadInfo, new_checkpoint_id, now_rfc3339,
+    TaskRecord, ThreadInfo, new_checkpoint_id, new_checkpoint_id_at, now_rfc3339,
 };
 pub use values::{channel_value, channel_values};

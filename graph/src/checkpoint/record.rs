@@ -69,6 +69,29 @@ pub fn value_what(channel: &str, version: u64, place: Place<'_>) -> String {
     format!("value of channel `{channel}` version {version} in {place}")
 }
 
+/// `pending write <idx> of task <task> on checkpoint <id> of <place>`: how errors
+/// name a stored pending write.
+pub fn write_what(idx: impl fmt::Display, task_id: &str, id: &str, place: Place<'_>) -> String {
+    format!("pending write {idx} of task {task_id} on checkpoint {id} of {place}")
+}
+
+/// A stored write index, checked: indices are `u32`, so a stored one outside that
+/// range is a corrupt row, named by [`write_what`].
+///
+/// # Errors
+/// [`CheckpointError::Invalid`] naming the row.
+pub fn write_index(
+    stored: i64,
+    task_id: &str,
+    id: &str,
+    place: Place<'_>,
+) -> Result<u32, CheckpointError> {
+    u32::try_from(stored).map_err(|_| CheckpointError::Invalid {
+        what: write_what(stored, task_id, id, place),
+        reason: format!("its index {stored} is out of range (0 to {})", u32::MAX),
+    })
+}
+
 /// Encodes a record as JSON text, refusing one longer than `limit` bytes (which the
 /// saver could not read back) as [`CheckpointError::Oversize`].
 ///

@@ -16,17 +16,24 @@ pub type SaverResult<T> = Result<T, CheckpointError>;
 /// Storage for checkpoints, pending writes and channel values, per thread.
 ///
 /// Object-safe (methods return boxed futures) so a compiled graph can hold any saver
-/// as `Arc<dyn CheckpointSaver>`. Every implementation should pass the conformance
+/// as `Arc<dyn CheckpointSaver>`.
+///
+/// A thread's checkpoints are ordered as they were stored (per namespace): the latest
+/// is the last one `put`, whatever its id. Ids come from clocks, and the clocks of
+/// two processes (or one stepped back) disagree, so a saver must never order
+/// checkpoints by id; the SQL savers keep a per-thread sequence number assigned at
+/// `put`, under the thread lock the runtime holds while writing. Every implementation should pass the conformance
 /// suite in the `stategraph-tests` package.
 pub trait CheckpointSaver: Send + Sync + 'static {
-    /// The checkpoint named by `config`, or the thread's latest when it names none;
+    /// The checkpoint named by `config`, or the thread's latest (the last stored) when
+    /// it names none;
     /// `None` for an unknown thread or id.
     fn get_tuple<'a>(
         &'a self,
         config: &'a CheckpointConfig,
     ) -> BoxFuture<'a, SaverResult<Option<CheckpointTuple>>>;
 
-    /// The thread's checkpoints, newest first, filtered by `options`.
+    /// The thread's checkpoints, newest (last stored) first, filtered by `options`.
     fn list<'a>(
         &'a self,
         config: &'a CheckpointConfig,
@@ -34,7 +41,9 @@ pub trait CheckpointSaver: Send + Sync + 'static {
     ) -> BoxFuture<'a, SaverResult<Vec<CheckpointTuple>>>;
 
     /// Stores a checkpoint (and the channel values it carries) as the child of the
-    /// checkpoint named by `config`; returns the config naming the new checkpoint.
+    /// checkpoint named by `config`, as the thread's latest; returns the config naming
+    /// the new checkpoint. Storing an id that is already stored replaces it in place
+    /// (it keeps its position in the order).
     fn put<'a>(
         &'a self,
         config: &'a CheckpointConfig,

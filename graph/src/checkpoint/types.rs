@@ -263,7 +263,8 @@ pub struct ThreadInfo {
     pub thread_id: String,
     /// How many checkpoints it has (in every namespace).
     pub checkpoint_count: u64,
-    /// Its newest checkpoint (the greatest id, in any namespace).
+    /// Its newest checkpoint: the last stored in its root namespace (or, for a thread
+    /// with no root checkpoint, in its first namespace by name).
     pub latest_checkpoint_id: String,
     /// The superstep of the newest checkpoint (its metadata's `step`).
     pub latest_step: i64,
@@ -276,7 +277,8 @@ pub struct ThreadInfo {
 pub struct ListOptions {
     /// Metadata keys that must be equal.
     pub filter: serde_json::Map<String, Value>,
-    /// Only checkpoints older than this id.
+    /// Only checkpoints stored before the one with this id, in the thread's order
+    /// (never by comparing ids); none at all when the thread has no such checkpoint.
     pub before: Option<String>,
     /// At most this many.
     pub limit: Option<usize>,
@@ -295,7 +297,7 @@ impl ListOptions {
         self
     }
 
-    /// Only checkpoints older than `id`.
+    /// Only checkpoints stored before checkpoint `id` (see the `before` field).
     #[must_use]
     pub fn before(mut self, id: impl Into<String>) -> Self {
         self.before = Some(id.into());
@@ -312,12 +314,18 @@ impl ListOptions {
 
 static LAST_STAMP: AtomicU64 = AtomicU64::new(0);
 
+/// Microseconds since the Unix epoch (0 before it).
+fn micros(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
 /// A new checkpoint id: 16 hex digits of a strictly increasing (per process)
-/// microsecond stamp, then 8 random hex digits. Ids sort in creation order.
+/// microsecond stamp, then 8 random hex digits. Ids of one process sort in creation
+/// order, which makes them readable; savers never order a thread's checkpoints by
+/// id, since clocks of different processes (or one stepped back) disagree.
 pub fn new_checkpoint_id() -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+    let now = micros(SystemTime::now());
     let mut prev = LAST_STAMP.load(Ordering::Relaxed);
     let stamp = loop {
         let next = now.max(prev + 1);
@@ -326,6 +334,25 @@ pub fn new_checkpoint_id() -> String {
             Err(actual) => prev = actual,
         }
     };
+    format_id(stamp)
+}
+
+/// A checkpoint id as [`new_checkpoint_id`] makes it, but for the clock reading
+/// `time`: what a process whose clock is wrong writes. For tests of clock skew; it
+/// does not move this process's id stamp.
+pub fn new_checkpoint_id_at(time: SystemTime) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    // Distinct within one microsecond: a counter in the low bits of the random part.
+    let bump = NEXT.fetch_add(1, Ordering::Relaxed);
+    format_id_with(micros(time), bump)
+}
+
+fn format_id(stamp: u64) -> String {
+    format_id_with(stamp, 0)
+}
+
+/// The id of `stamp`, its random part mixed with `salt`.
+fn format_id_with(stamp: u64, salt: u64) -> String {
     // The random part: the stamp mixed with a per-process random key (one hasher
     // seed, drawn once), so ids of processes writing one thread at the same
     // microsecond still differ.
@@ -334,7 +361,7 @@ pub fn new_checkpoint_id() -> String {
         use std::hash::BuildHasher;
         std::collections::hash_map::RandomState::new().hash_one(std::process::id())
     });
-    let random = splitmix64(stamp ^ key) >> 32;
+    let random = splitmix64(stamp ^ key ^ salt.rotate_left(32)) >> 32;
     // Written by hand: `format!` costs more than the rest of this function.
     let mut id = String::with_capacity(24);
     let mut hex = |value: u64, digits: u32| {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::error::CheckpointError;
+use super::record::{Place, value_what};
 use super::saver::CheckpointSaver;
 use super::types::{CheckpointTuple, StoredValue};
 
@@ -19,7 +20,9 @@ use super::types::{CheckpointTuple, StoredValue};
 ///
 /// # Errors
 /// [`CheckpointError::MissingValue`] when some but not all of the needed versions are
-/// stored, or a delta has no whole value to apply to; any error of the saver.
+/// stored, or a delta has no whole value to apply to; [`CheckpointError::Invalid`]
+/// when a stored delta is not a list or extends a value that is not one; any error of
+/// the saver.
 ///
 /// # Example
 /// ```
@@ -89,6 +92,10 @@ pub async fn channel_value(
     if history.last().map(|(v, _)| *v) != Some(version) {
         return Err(missing(version));
     }
+    let invalid = |v: u64, reason: String| CheckpointError::Invalid {
+        what: value_what(channel, v, Place::of(&tuple.config)),
+        reason,
+    };
     let mut value: Option<Value> = None;
     for (v, stored) in history {
         match (stored, &mut value) {
@@ -96,10 +103,40 @@ pub async fn channel_value(
             (StoredValue::Append(Value::Array(items)), Some(Value::Array(current))) => {
                 current.extend(items)
             }
-            _ => return Err(missing(v)),
+            (StoredValue::Append(Value::Array(_)), Some(other)) => {
+                return Err(invalid(
+                    v,
+                    format!(
+                        "it appends items to a value that is not a list ({})",
+                        json_kind(other)
+                    ),
+                ));
+            }
+            (StoredValue::Append(Value::Array(_)), None) => return Err(missing(v)),
+            (StoredValue::Append(other), _) => {
+                return Err(invalid(
+                    v,
+                    format!(
+                        "an appended value must be a list of items, found {}",
+                        json_kind(&other)
+                    ),
+                ));
+            }
         }
     }
     value.map(Some).ok_or_else(|| missing(base))
+}
+
+/// What kind of JSON value `value` is, for messages.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Every channel value of the checkpoint `tuple` that storage holds, by channel name,

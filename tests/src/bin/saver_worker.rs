@@ -8,6 +8,9 @@
 //!     Runs the journal graph once on each thread (<concurrency> at a time), adding
 //!     <goal> entries by <writer>; prints `started <thread>` and `done <thread>`.
 //!     Exits with 3 if a thread was busy past the timeout.
+//! saver_worker open <store> [<start-at-unix-ms>]
+//!     Opens the saver (creating or upgrading its tables) and prints `opened`; with a
+//!     start time, waits for it first, so that several workers open at one moment.
 //! ```
 //!
 //! `<store>` is `sqlite:<path>` or `postgres:<schema>:<url>`.
@@ -24,7 +27,7 @@ const BUSY: u8 = 3;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: saver_worker long <store> <thread> <rounds>\n       saver_worker journal <store> <writer> <goal> <lock-timeout-ms> <concurrency> <threads>"
+        "usage: saver_worker long <store> <thread> <rounds>\n       saver_worker open <store> [<start-at-unix-ms>]\n       saver_worker journal <store> <writer> <goal> <lock-timeout-ms> <concurrency> <threads>"
     );
     ExitCode::from(2)
 }
@@ -45,6 +48,29 @@ fn main() -> ExitCode {
         }
     };
     match args.first().map(String::as_str) {
+        Some("open") if args.len() <= 3 => runtime.block_on(async {
+            if let Some(start) = args.get(2).and_then(|s| s.parse::<u64>().ok()) {
+                let at = std::time::UNIX_EPOCH + Duration::from_millis(start);
+                // Sleeps to just before, then spins: a sleep alone wakes workers
+                // milliseconds apart.
+                if let Ok(wait) = at.duration_since(std::time::SystemTime::now()) {
+                    std::thread::sleep(wait.saturating_sub(Duration::from_millis(3)));
+                }
+                while std::time::SystemTime::now() < at {
+                    std::hint::spin_loop();
+                }
+            }
+            match store.open().await {
+                Ok(_) => {
+                    println!("opened");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("cannot open the saver: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }),
         Some("long") if args.len() == 4 => {
             let Ok(rounds) = args[3].parse() else {
                 return usage();

@@ -1,0 +1,243 @@
+//! Whole-thread operations: listing threads, deleting, copying and pruning them.
+
+use std::collections::BTreeMap;
+
+use rusqlite::Connection;
+use stategraph::checkpoint::record::{Place, checkpoint_what};
+use stategraph::checkpoint::{ThreadInfo, needed_ranges};
+
+use crate::store::{Result, decode, decode_checkpoint, read_tx, write_tx};
+
+/// The fields of a thread's newest checkpoint and its metadata that
+/// `list_threads` reports; the rest of the records is not decoded.
+#[derive(serde::Deserialize)]
+struct LatestTs {
+    ts: String,
+}
+
+#[derive(serde::Deserialize)]
+struct LatestStep {
+    step: i64,
+}
+
+/// Per thread: its checkpoint count and the last stored checkpoint of its first
+/// namespace (the root's, when it has one); the order of different namespaces'
+/// checkpoints is not recorded. Duplicates (equal `seq`, which only writers that did
+/// not hold the thread can make) are skipped below.
+const THREADS_SQL: &str = "SELECT c.thread_id, g.n, c.checkpoint_id, c.checkpoint, c.metadata,
+            c.checkpoint_ns
+     FROM (SELECT thread_id, COUNT(*) AS n, MIN(checkpoint_ns) AS ns
+           FROM stategraph_checkpoints GROUP BY thread_id) AS g
+     JOIN stategraph_checkpoints AS c
+       ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.ns
+      AND c.seq = (SELECT MAX(seq) FROM stategraph_checkpoints AS m
+                   WHERE m.thread_id = g.thread_id AND m.checkpoint_ns = g.ns)
+     ORDER BY c.thread_id, c.checkpoint_id DESC";
+
+pub(crate) fn list_threads(conn: &mut Connection, limit: usize) -> Result<Vec<ThreadInfo>> {
+    let tx = read_tx(conn)?;
+    let mut out: Vec<ThreadInfo> = Vec::new();
+    {
+        let mut stmt = tx.prepare_cached(THREADS_SQL)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let thread_id: String = row.get(0)?;
+            if out.last().is_some_and(|t| t.thread_id == thread_id) {
+                continue;
+            }
+            let count: i64 = row.get(1)?;
+            let id: String = row.get(2)?;
+            let ns: String = row.get(5)?;
+            let what = checkpoint_what(
+                &id,
+                Place {
+                    thread: &thread_id,
+                    ns: &ns,
+                },
+            );
+            let latest: LatestTs = decode(row, 3, limit, || what.clone())?;
+            let meta: LatestStep = decode(row, 4, limit, || format!("metadata of {what}"))?;
+            out.push(ThreadInfo {
+                checkpoint_count: u64::try_from(count).unwrap_or(0),
+                latest_checkpoint_id: id,
+                latest_step: meta.step,
+                latest_ts: latest.ts,
+                thread_id,
+            });
+        }
+    }
+    tx.commit()?;
+    out.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
+    Ok(out)
+}
+
+const TABLES: [&str; 3] = [
+    "stategraph_checkpoints",
+    "stategraph_writes",
+    "stategraph_values",
+];
+
+pub(crate) fn delete_thread(conn: &mut Connection, thread_id: &str) -> Result<()> {
+    let tx = write_tx(conn)?;
+    for table in TABLES.iter().chain(&["stategraph_cache"]) {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE thread_id = ?1"),
+            [thread_id],
+        )?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn copy_thread(conn: &mut Connection, from: &str, to: &str) -> Result<()> {
+    if from == to {
+        return Ok(());
+    }
+    let tx = write_tx(conn)?;
+    for table in TABLES {
+        tx.execute(&format!("DELETE FROM {table} WHERE thread_id = ?1"), [to])?;
+    }
+    tx.execute(
+        "INSERT INTO stategraph_checkpoints
+         (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata,
+          seq)
+         SELECT ?2, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels, metadata,
+             seq
+         FROM stategraph_checkpoints WHERE thread_id = ?1",
+        [from, to],
+    )?;
+    tx.execute(
+        "INSERT INTO stategraph_writes
+         (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+         SELECT ?2, checkpoint_ns, checkpoint_id, task_id, idx, channel, value
+         FROM stategraph_writes WHERE thread_id = ?1",
+        [from, to],
+    )?;
+    tx.execute(
+        "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
+         SELECT ?2, checkpoint_ns, channel, version, value
+         FROM stategraph_values WHERE thread_id = ?1",
+        [from, to],
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+pub(crate) fn prune(
+    conn: &mut Connection,
+    limit: usize,
+    thread_id: &str,
+    keep: usize,
+) -> Result<()> {
+    let keep = i64::try_from(keep).unwrap_or(i64::MAX);
+    let tx = write_tx(conn)?;
+    let namespaces: Vec<String> = tx
+        .prepare(
+            "SELECT checkpoint_ns FROM stategraph_checkpoints WHERE thread_id = ?1
+             UNION SELECT checkpoint_ns FROM stategraph_values WHERE thread_id = ?1",
+        )?
+        .query_map([thread_id], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for ns in &namespaces {
+        let place = Place {
+            thread: thread_id,
+            ns,
+        };
+        let dropped = "SELECT checkpoint_id FROM stategraph_checkpoints
+             WHERE thread_id = ?1 AND checkpoint_ns = ?2
+             ORDER BY seq DESC LIMIT -1 OFFSET ?3";
+        tx.execute(
+            &format!(
+                "DELETE FROM stategraph_writes WHERE thread_id = ?1 AND checkpoint_ns = ?2
+                 AND checkpoint_id IN ({dropped})"
+            ),
+            (thread_id, ns, keep),
+        )?;
+        tx.execute(
+            &format!(
+                "DELETE FROM stategraph_checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2
+                 AND checkpoint_id IN ({dropped})"
+            ),
+            (thread_id, ns, keep),
+        )?;
+
+        // Per channel, the version ranges the kept checkpoints restore from.
+        let mut needed: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+        {
+            let mut stmt = tx.prepare(
+                "SELECT checkpoint_id, checkpoint FROM stategraph_checkpoints
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2",
+            )?;
+            let mut rows = stmt.query((thread_id, ns))?;
+            while let Some(row) = rows.next()? {
+                let id: String = row.get(0)?;
+                let checkpoint = decode_checkpoint(row, 1, limit, &checkpoint_what(&id, place))?;
+                for (channel, from, to) in needed_ranges(&checkpoint) {
+                    needed.entry(channel).or_default().push((from, to));
+                }
+            }
+        }
+        for ranges in needed.values_mut() {
+            *ranges = merged(std::mem::take(ranges));
+        }
+        let is_needed = |channel: &str, version: i64| {
+            let (Ok(version), Some(ranges)) = (u64::try_from(version), needed.get(channel)) else {
+                return false;
+            };
+            let after = ranges.partition_point(|&(from, _)| from <= version);
+            after > 0 && version <= ranges[after - 1].1
+        };
+        let stored: Vec<(String, i64)> = tx
+            .prepare(
+                "SELECT channel, version FROM stategraph_values
+                 WHERE thread_id = ?1 AND checkpoint_ns = ?2",
+            )?
+            .query_map((thread_id, ns), |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut delete = tx.prepare(
+            "DELETE FROM stategraph_values
+             WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND channel = ?3 AND version = ?4",
+        )?;
+        for (channel, version) in stored {
+            if !is_needed(&channel, version) {
+                delete.execute((thread_id, ns, &channel, version))?;
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Sorted, disjoint ranges covering the same versions as `ranges`.
+fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (from, to) in ranges {
+        match out.last_mut() {
+            Some(last) if from <= last.1.saturating_add(1) => last.1 = last.1.max(to),
+            _ => out.push((from, to)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merged;
+
+    #[test]
+    fn merged_ranges_are_sorted_and_disjoint() {
+        assert_eq!(
+            merged(vec![
+                (5, 7),
+                (1, 2),
+                (3, 3),
+                (6, 9),
+                (12, 12),
+                (u64::MAX, u64::MAX)
+            ]),
+            [(1, 3), (5, 9), (12, 12), (u64::MAX, u64::MAX)]
+        );
+        assert!(merged(Vec::new()).is_empty());
+    }
+}
