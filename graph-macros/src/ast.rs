@@ -26,6 +26,9 @@ pub struct Field<'a> {
     /// Span of the reducer name, or of the field when it has no `#[reducer]`.
     pub reducer_span: Span,
     pub untracked: bool,
+    /// Another field already has this field's key (`State::FIELD`): no key is
+    /// generated for it, the error says why.
+    pub key_taken: bool,
 }
 
 #[derive(Clone)]
@@ -50,6 +53,13 @@ impl<'a> State<'a> {
     pub fn from_input(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Self> {
         let named = match &input.data {
             Data::Struct(data) => match &data.fields {
+                Fields::Named(named) if named.named.is_empty() => {
+                    cx.push(syn::Error::new(
+                        named.brace_token.span.join(),
+                        "`GraphState` needs at least one field: each field is a channel; add the fields the graph's nodes read and write",
+                    ));
+                    return None;
+                }
                 Fields::Named(named) => named,
                 Fields::Unnamed(_) => {
                     cx.error_spanned_by(
@@ -100,6 +110,7 @@ impl<'a> State<'a> {
                     reducer,
                     reducer_span,
                     untracked: attrs.untracked.is_some(),
+                    key_taken: false,
                 })
             })
             .collect();

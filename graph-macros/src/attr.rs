@@ -61,9 +61,25 @@ fn parse_reducer(cx: &mut Ctxt, attr: &Attribute) -> Option<Sp<ReducerAttr>> {
     let result = attr.parse_nested_meta(|meta| {
         let span = meta.path.span();
         if meta.path.is_ident(WITH) {
-            let path: Path = meta.value()?.parse()?;
+            if with.is_some() {
+                return Err(meta.error(
+                    "duplicate `with`: a field has one reducer function; remove one of them",
+                ));
+            }
+            let value = meta.value()?;
+            if value.peek(syn::Lit) {
+                return Err(value.error(
+                    "`with` takes the path of a function `fn(&mut T, U)`, not a literal: write `with = keep_max`",
+                ));
+            }
+            let path: Path = value.parse()?;
             with = Some(Sp::new(path, span));
         } else if meta.path.is_ident(UPDATE) {
+            if update.is_some() {
+                return Err(meta.error(
+                    "duplicate `update`: a `with` reducer takes one update type; remove one of them",
+                ));
+            }
             let ty: Type = meta.value()?.parse()?;
             update = Some(Sp::new(ty, span));
         } else if let Some(name) = BUILTIN_REDUCERS
@@ -72,6 +88,11 @@ fn parse_reducer(cx: &mut Ctxt, attr: &Attribute) -> Option<Sp<ReducerAttr>> {
         {
             if builtin.is_some() {
                 return Err(meta.error("a field takes one reducer; remove one of them"));
+            }
+            if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                return Err(meta.error(format!(
+                    "reducer `{name}` takes no value: write `#[reducer({name})]`"
+                )));
             }
             builtin = Some(Sp::new(*name, span));
         } else {
@@ -249,6 +270,36 @@ mod tests {
             errors,
             ["unknown channel option `untraked`, expected `untracked`"]
         );
+    }
+
+    #[test]
+    fn duplicate_keys_in_one_attribute_are_errors() {
+        let (out, errors) = parse(vec![parse_quote!(#[reducer(with = a, with = b)])]);
+        assert!(out.reducer.is_none());
+        assert_eq!(
+            errors,
+            ["duplicate `with`: a field has one reducer function; remove one of them"]
+        );
+        let (out, errors) = parse(vec![
+            parse_quote!(#[reducer(with = f, update = u8, update = u8)]),
+        ]);
+        assert!(out.reducer.is_none());
+        assert_eq!(
+            errors,
+            ["duplicate `update`: a `with` reducer takes one update type; remove one of them"]
+        );
+    }
+
+    #[test]
+    fn builtin_reducer_with_a_value_is_an_error() {
+        let (_, errors) = parse(vec![parse_quote!(#[reducer(append = true)])]);
+        assert_eq!(
+            errors,
+            ["reducer `append` takes no value: write `#[reducer(append)]`"]
+        );
+        let (_, errors) = parse(vec![parse_quote!(#[reducer(with = "f")])]);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].starts_with("`with` takes the path of a function"));
     }
 
     #[test]

@@ -28,9 +28,22 @@ fn check_not_generic(cx: &mut Ctxt, state: &State<'_>) {
 
 /// Field keys are `State::FIELD_NAME`; the derive's own associated constants must
 /// stay reachable.
-fn check_reserved_names(cx: &mut Ctxt, state: &State<'_>) {
-    for field in &state.fields {
+fn check_reserved_names(cx: &mut Ctxt, state: &mut State<'_>) {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for field in &mut state.fields {
         let key = field.name.to_uppercase();
+        if let Some((_, first)) = keys.iter().find(|(k, _)| *k == key) {
+            cx.error_spanned_by(
+                field.member,
+                format!(
+                    "fields `{first}` and `{}` would both get the key `{}::{key}`: rename one of them",
+                    field.name, state.ident
+                ),
+            );
+            field.key_taken = true;
+            continue;
+        }
+        keys.push((key.clone(), field.name.clone()));
         if RESERVED_KEYS.contains(&key.as_str()) {
             cx.error_spanned_by(
                 field.member,

@@ -52,3 +52,25 @@ pub use crate::node::{
 };
 
 pub use crate::runtime::RunInput;
+
+/// The second parameter of a node: only `&NodeContext`.
+#[diagnostic::on_unimplemented(
+    message = "the second parameter of a node must be `&NodeContext`, not `&{Self}`",
+    label = "expected `NodeContext` here",
+    note = "a node takes `&State` (or `&Payload` for a `Send` target), then optionally `&NodeContext`"
+)]
+pub trait ContextArg {
+    /// The argument passed for the node's context.
+    fn from_context(ctx: &NodeContext) -> &Self;
+}
+
+impl ContextArg for NodeContext {
+    fn from_context(ctx: &NodeContext) -> &Self {
+        ctx
+    }
+}
+
+/// Converts the runtime's context into a node's second argument.
+pub fn context_arg<T: ContextArg + ?Sized>(ctx: &NodeContext) -> &T {
+    T::from_context(ctx)
+}

@@ -1,7 +1,7 @@
 //! The checked shape of a node function.
 
 use syn::spanned::Spanned;
-use syn::{FnArg, ItemFn, ReturnType, Type};
+use syn::{FnArg, GenericParam, ItemFn, ReturnType, Type};
 
 use crate::ctxt::Ctxt;
 
@@ -9,7 +9,8 @@ pub struct NodeFn<'a> {
     pub func: &'a ItemFn,
     /// The input type `T` of the first parameter `&T`.
     pub input: &'a Type,
-    pub takes_context: bool,
+    /// The `T` of a second parameter `&T` (checked to be `NodeContext` by type).
+    pub context: Option<&'a Type>,
     pub output: &'a Type,
     pub is_async: bool,
 }
@@ -27,11 +28,14 @@ impl<'a> NodeFn<'a> {
             );
             return None;
         }
-        if !sig.generics.params.is_empty() {
-            cx.error_spanned_by(
-                &sig.generics,
-                "a node cannot be generic: each node belongs to one concrete state type",
-            );
+        // Lifetimes are fine (`fn plan<'a>(s: &'a S)`); types and constants are not.
+        for param in &sig.generics.params {
+            if !matches!(param, GenericParam::Lifetime(_)) {
+                cx.error_spanned_by(
+                    param,
+                    "a node cannot be generic: each node belongs to one concrete state type; remove the type parameter",
+                );
+            }
         }
         let params: Vec<&Type> = sig
             .inputs
@@ -53,6 +57,25 @@ impl<'a> NodeFn<'a> {
             return None;
         }
         let input = match params[0] {
+            Type::Reference(r) if names_context(&r.elem) => {
+                cx.error_spanned_by(
+                    params[0],
+                    "the state comes first: `fn name(state: &State, ctx: &NodeContext)`",
+                );
+                return None;
+            }
+            Type::Reference(r)
+                if matches!(
+                    &*r.elem,
+                    Type::Slice(_) | Type::TraitObject(_) | Type::ImplTrait(_)
+                ) || matches!(&*r.elem, Type::Path(p) if p.path.is_ident("str")) =>
+            {
+                cx.error_spanned_by(
+                    &r.elem,
+                    format!("a node's input must be an owned, sized type: {SHAPE}; for text take `&String`, for a list `&Vec<T>`"),
+                );
+                return None;
+            }
             Type::Reference(r) if r.mutability.is_none() => &*r.elem,
             other => {
                 cx.error_spanned_by(
@@ -62,12 +85,17 @@ impl<'a> NodeFn<'a> {
                 return None;
             }
         };
-        if let Some(ctx) = params.get(1)
-            && !matches!(ctx, Type::Reference(r) if r.mutability.is_none())
-        {
-            cx.error_spanned_by(ctx, "the second parameter of a node must be `&NodeContext`");
-            return None;
-        }
+        let context = match params.get(1) {
+            Some(Type::Reference(r)) if r.mutability.is_none() => Some(&*r.elem),
+            Some(ctx) => {
+                cx.error_spanned_by(
+                    ctx,
+                    format!("the second parameter of a node must be `&NodeContext`: {SHAPE}"),
+                );
+                return None;
+            }
+            None => None,
+        };
         let output = match &sig.output {
             ReturnType::Type(_, ty) => &**ty,
             ReturnType::Default => {
@@ -81,9 +109,14 @@ impl<'a> NodeFn<'a> {
         Some(NodeFn {
             func,
             input,
-            takes_context: params.len() == 2,
+            context,
             output,
             is_async: sig.asyncness.is_some(),
         })
     }
+}
+
+/// Whether a type is written as `NodeContext` (any path ending in it).
+fn names_context(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "NodeContext"))
 }
