@@ -7,13 +7,13 @@ use quote::{quote, quote_spanned};
 
 use super::{field_ident, schema, ty_span, update_ty};
 use crate::ast::{Field, Reducer, State};
+use crate::reducers::ReducerDef;
 
 /// Whether the update type is syntactically the field type, so one codec serves both.
 pub fn update_is_value(f: &Field<'_>) -> bool {
     match &f.reducer {
-        Reducer::LastValue | Reducer::Add => true,
+        Reducer::Builtin(def) => def.update_is_value,
         Reducer::With { update, .. } => schema::type_text(update) == schema::type_text(f.ty),
-        _ => false,
     }
 }
 
@@ -54,14 +54,14 @@ pub fn expand(state: &State<'_>) -> TokenStream {
                 });
             }
             let delta = delta_codec(f);
-            match f.reducer {
-                Reducer::Append => out.extend(quote_spanned! {span=>
-                    const #delta: #p::DeltaCodec<#ty> = #p::append_delta::<#ty>();
-                }),
-                Reducer::Messages => out.extend(quote_spanned! {span=>
-                    const #delta: #p::DeltaCodec<#ty> = #p::messages_delta::<#ty>();
-                }),
-                _ => {}
+            if let Reducer::Builtin(ReducerDef {
+                delta: Some(make), ..
+            }) = f.reducer
+            {
+                let make = syn::Ident::new(make, span);
+                out.extend(quote_spanned! {span=>
+                    const #delta: #p::DeltaCodec<#ty> = #p::#make::<#ty>();
+                });
             }
             out
         })

@@ -51,12 +51,7 @@ fn ty_span(f: &Field<'_>) -> Span {
 fn marker(f: &Field<'_>) -> Option<TokenStream> {
     let span = f.reducer_span;
     let name = match f.reducer {
-        Reducer::LastValue => "LastValue",
-        Reducer::Append => "Append",
-        Reducer::Add => "Add",
-        Reducer::Merge => "Merge",
-        Reducer::Union => "Union",
-        Reducer::Messages => "Messages",
+        Reducer::Builtin(def) => def.marker,
         Reducer::With { .. } => return None,
     };
     let ident = format_ident!("{}", name, span = span);
