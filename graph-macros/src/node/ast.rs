@@ -15,6 +15,8 @@ pub struct NodeFn<'a> {
     pub is_async: bool,
 }
 
+const OUTPUTS: &str = "a node returns its writes as `<State>Update`, `Command<State>`, `Vec<Command<State>>`, or an `Option` or `Result<_, E>` of one of those";
+
 const SHAPE: &str =
     "a node takes `&State` (or, for a `Send` target, `&Payload`) and optionally `&NodeContext`";
 
@@ -29,13 +31,17 @@ impl<'a> NodeFn<'a> {
             return None;
         }
         // Lifetimes are fine (`fn plan<'a>(s: &'a S)`); types and constants are not.
-        for param in &sig.generics.params {
-            if !matches!(param, GenericParam::Lifetime(_)) {
-                cx.error_spanned_by(
-                    param,
-                    "a node cannot be generic: each node belongs to one concrete state type; remove the type parameter",
-                );
-            }
+        if let Some(param) = sig
+            .generics
+            .params
+            .iter()
+            .find(|p| !matches!(p, GenericParam::Lifetime(_)))
+        {
+            cx.error_spanned_by(
+                param,
+                "a node cannot be generic: each node belongs to one concrete state type; remove the type parameter",
+            );
+            return None;
         }
         let params: Vec<&Type> = sig
             .inputs
@@ -106,6 +112,16 @@ impl<'a> NodeFn<'a> {
                 return None;
             }
         };
+        if plainly_not_output(output) {
+            cx.error_spanned_by(
+                output,
+                format!(
+                    "`{}` is not a node output: {OUTPUTS}",
+                    crate::expand::schema::type_text(output)
+                ),
+            );
+            return None;
+        }
         Some(NodeFn {
             func,
             input,
@@ -119,4 +135,39 @@ impl<'a> NodeFn<'a> {
 /// Whether a type is written as `NodeContext` (any path ending in it).
 fn names_context(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "NodeContext"))
+}
+
+/// Return types the tokens show cannot be a node output (primitives, `String`,
+/// tuples, references, ..., also inside `Option`, `Result` and `Vec`). Aliases and
+/// user types are left to `NodeReturn`'s own message.
+fn plainly_not_output(ty: &Type) -> bool {
+    const PLAIN: [&str; 18] = [
+        "String", "str", "bool", "char", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16",
+        "i32", "i64", "i128", "isize", "f32", "f64",
+    ];
+    match ty {
+        Type::Tuple(_) | Type::Reference(_) | Type::Array(_) | Type::Slice(_) | Type::Ptr(_) => {
+            true
+        }
+        Type::Paren(p) => plainly_not_output(&p.elem),
+        Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last() else {
+                return false;
+            };
+            let name = last.ident.to_string();
+            if PLAIN.contains(&name.as_str()) {
+                return true;
+            }
+            if !matches!(name.as_str(), "Option" | "Result" | "Vec") {
+                return false;
+            }
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(args) => args.args.iter().next().is_some_and(
+                    |a| matches!(a, syn::GenericArgument::Type(t) if plainly_not_output(t)),
+                ),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
 }
