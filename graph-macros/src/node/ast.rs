@@ -171,3 +171,104 @@ fn plainly_not_output(ty: &Type) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    fn messages(func: ItemFn) -> Vec<String> {
+        let mut cx = Ctxt::default();
+        let parsed = NodeFn::from_fn(&mut cx, &func).is_some();
+        let messages = cx.into_messages();
+        assert_eq!(parsed, messages.is_empty(), "{messages:?}");
+        messages
+    }
+
+    #[test]
+    fn accepted_signatures() {
+        assert!(
+            messages(parse_quote!(
+                fn a(s: &S) -> SUpdate {
+                    todo()
+                }
+            ))
+            .is_empty()
+        );
+        assert!(
+            messages(parse_quote!(
+                fn a<'x>(s: &'x S, c: &'x NodeContext) -> Out {
+                    todo()
+                }
+            ))
+            .is_empty()
+        );
+        assert!(
+            messages(parse_quote!(
+                async fn a(p: &String) -> Option<Command<S>> {
+                    todo()
+                }
+            ))
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn rejected_signatures_name_the_accepted_ones() {
+        let cases: Vec<(ItemFn, &str)> = vec![
+            (
+                parse_quote!(
+                    fn a<T>(s: &S) -> SUpdate {
+                        todo()
+                    }
+                ),
+                "cannot be generic",
+            ),
+            (
+                parse_quote!(
+                    fn a(c: &NodeContext, s: &S) -> SUpdate {
+                        todo()
+                    }
+                ),
+                "the state comes first",
+            ),
+            (
+                parse_quote!(
+                    fn a(s: &str) -> SUpdate {
+                        todo()
+                    }
+                ),
+                "owned, sized type",
+            ),
+            (
+                parse_quote!(
+                    fn a(s: &S, c: u32) -> SUpdate {
+                        todo()
+                    }
+                ),
+                "must be `&NodeContext`",
+            ),
+            (
+                parse_quote!(
+                    fn a(s: &S) -> String {
+                        todo()
+                    }
+                ),
+                "`String` is not a node output",
+            ),
+            (
+                parse_quote!(
+                    fn a(s: &S) -> Result<Vec<u8>, E> {
+                        todo()
+                    }
+                ),
+                "is not a node output",
+            ),
+        ];
+        for (func, expected) in cases {
+            let m = messages(func);
+            assert_eq!(m.len(), 1, "{m:?}");
+            assert!(m[0].contains(expected), "{m:?} lacks {expected:?}");
+        }
+    }
+}

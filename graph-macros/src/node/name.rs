@@ -62,3 +62,58 @@ pub fn check(cx: &mut Ctxt, ident: &Ident, options: &NodeOptions) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ctxt::Sp;
+    use proc_macro2::Span;
+
+    fn errors(ident: &str, name: Option<&str>) -> Vec<String> {
+        let ident: Ident = syn::parse_str(ident).expect("an identifier");
+        let options = NodeOptions {
+            name: name.map(|n| Sp::new(n.to_string(), Span::call_site())),
+            reads: None,
+        };
+        let mut cx = Ctxt::default();
+        check(&mut cx, &ident, &options);
+        cx.into_messages()
+    }
+
+    #[test]
+    fn raw_function_names_lose_their_prefix() {
+        let ident: Ident = syn::parse_str("r#loop").expect("an identifier");
+        assert_eq!(runtime_name(&ident, &NodeOptions::default()), "loop");
+        assert!(errors("r#loop", None).is_empty());
+    }
+
+    #[test]
+    fn names_the_runtime_refuses_are_errors() {
+        for (ident, name) in [
+            ("start", None),
+            ("end", None),
+            ("r#__end__", None),
+            ("finish", Some("__END__")),
+            ("begin", Some("Start")),
+            ("plan", Some("")),
+            ("plan", Some("plan:v2")),
+            ("plan", Some("a|b")),
+        ] {
+            assert_eq!(errors(ident, name).len(), 1, "{ident} {name:?}");
+        }
+        assert!(errors("plan", Some("planner")).is_empty());
+        assert!(errors("starting", None).is_empty());
+    }
+
+    #[test]
+    fn functions_named_like_the_markers_are_one_error() {
+        let e = errors("END", None);
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].contains("would shadow the graph's `END` marker"),
+            "{e:?}"
+        );
+        // With a name, the name is checked too.
+        assert_eq!(errors("START", Some("kickoff")).len(), 1);
+    }
+}
