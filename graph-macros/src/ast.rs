@@ -8,6 +8,7 @@ use syn::{Data, DeriveInput, Fields, Ident, Path, Type};
 
 use crate::attr::{self, ReducerAttr};
 use crate::ctxt::Ctxt;
+use crate::reducers::{self, ReducerDef};
 
 pub struct State<'a> {
     pub ident: &'a Ident,
@@ -26,23 +27,35 @@ pub struct Field<'a> {
     /// Span of the reducer name, or of the field when it has no `#[reducer]`.
     pub reducer_span: Span,
     pub untracked: bool,
+    /// Another field already has this field's key (`State::FIELD`): no key is
+    /// generated for it, the error says why.
+    pub key_taken: bool,
 }
 
 #[derive(Clone)]
 pub enum Reducer {
-    LastValue,
-    Append,
-    Add,
-    Merge,
-    Union,
-    Messages,
-    With { path: Path, update: Box<Type> },
+    /// A reducer of the table, `reducers::LAST` for a field without `#[reducer]`.
+    Builtin(&'static ReducerDef),
+    With {
+        path: Path,
+        update: Box<Type>,
+    },
 }
 
 impl Reducer {
+    /// The default last-value reducer.
+    pub fn last() -> Self {
+        Reducer::Builtin(&reducers::LAST)
+    }
+
     /// Whether a checkpoint may store only the items a step appended.
     pub fn is_delta(&self) -> bool {
-        matches!(self, Reducer::Append | Reducer::Messages)
+        matches!(self, Reducer::Builtin(def) if def.delta.is_some())
+    }
+
+    /// Whether this is the default last-value reducer.
+    pub fn is_last(&self) -> bool {
+        matches!(self, Reducer::Builtin(def) if def.is_last())
     }
 }
 
@@ -50,6 +63,13 @@ impl<'a> State<'a> {
     pub fn from_input(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Self> {
         let named = match &input.data {
             Data::Struct(data) => match &data.fields {
+                Fields::Named(named) if named.named.is_empty() => {
+                    cx.push(syn::Error::new(
+                        named.brace_token.span.join(),
+                        "`GraphState` needs at least one field: each field is a channel; add the fields the graph's nodes read and write",
+                    ));
+                    return None;
+                }
                 Fields::Named(named) => named,
                 Fields::Unnamed(_) => {
                     cx.error_spanned_by(
@@ -89,7 +109,7 @@ impl<'a> State<'a> {
                 let member = field.ident.as_ref()?;
                 let attrs = attr::parse_field_attrs(cx, &field.attrs);
                 let (reducer, reducer_span) = match attrs.reducer {
-                    None => (Reducer::LastValue, field.ty.span()),
+                    None => (Reducer::last(), field.ty.span()),
                     Some(sp) => (resolve_reducer(sp.value, &field.ty), sp.span),
                 };
                 Some(Field {
@@ -100,6 +120,7 @@ impl<'a> State<'a> {
                     reducer,
                     reducer_span,
                     untracked: attrs.untracked.is_some(),
+                    key_taken: false,
                 })
             })
             .collect();
@@ -114,12 +135,7 @@ impl<'a> State<'a> {
 
 fn resolve_reducer(attr: ReducerAttr, field_ty: &Type) -> Reducer {
     match attr {
-        ReducerAttr::Builtin("append") => Reducer::Append,
-        ReducerAttr::Builtin("add") => Reducer::Add,
-        ReducerAttr::Builtin("merge") => Reducer::Merge,
-        ReducerAttr::Builtin("union") => Reducer::Union,
-        ReducerAttr::Builtin("messages") => Reducer::Messages,
-        ReducerAttr::Builtin(_) => Reducer::LastValue,
+        ReducerAttr::Builtin(def) => Reducer::Builtin(def),
         ReducerAttr::With { path, update } => Reducer::With {
             path,
             update: update.unwrap_or_else(|| Box::new(field_ty.clone())),

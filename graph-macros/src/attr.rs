@@ -4,6 +4,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Path, Type};
 
 use crate::ctxt::{Ctxt, Sp};
+use crate::reducers::{self, ReducerDef};
 
 pub const REDUCER: &str = "reducer";
 pub const CHANNEL: &str = "channel";
@@ -11,12 +12,9 @@ pub const UNTRACKED: &str = "untracked";
 pub const WITH: &str = "with";
 pub const UPDATE: &str = "update";
 
-/// The built-in reducer names, in the order error messages list them.
-pub const BUILTIN_REDUCERS: [&str; 5] = ["append", "add", "merge", "union", "messages"];
-
 #[derive(Clone)]
 pub enum ReducerAttr {
-    Builtin(&'static str),
+    Builtin(&'static ReducerDef),
     With {
         path: Path,
         update: Option<Box<Type>>,
@@ -30,7 +28,10 @@ pub struct FieldAttrs {
 }
 
 fn expected_reducers() -> String {
-    let names: Vec<String> = BUILTIN_REDUCERS.iter().map(|n| format!("`{n}`")).collect();
+    let names: Vec<String> = reducers::BUILTINS
+        .iter()
+        .map(|r| format!("`{}`", r.name))
+        .collect();
     format!("{}, `with = path`", names.join(", "))
 }
 
@@ -54,26 +55,45 @@ pub fn parse_field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
 }
 
 fn parse_reducer(cx: &mut Ctxt, attr: &Attribute) -> Option<Sp<ReducerAttr>> {
-    let mut builtin: Option<Sp<&'static str>> = None;
+    let mut builtin: Option<Sp<&'static ReducerDef>> = None;
     let mut with: Option<Sp<Path>> = None;
     let mut update: Option<Sp<Type>> = None;
     let mut ok = true;
     let result = attr.parse_nested_meta(|meta| {
         let span = meta.path.span();
         if meta.path.is_ident(WITH) {
-            let path: Path = meta.value()?.parse()?;
+            if with.is_some() {
+                return Err(meta.error(
+                    "duplicate `with`: a field has one reducer function; remove one of them",
+                ));
+            }
+            let value = meta.value()?;
+            if value.peek(syn::Lit) {
+                return Err(value.error(
+                    "`with` takes the path of a function `fn(&mut T, U)`, not a literal: write `with = keep_max`",
+                ));
+            }
+            let path: Path = value.parse()?;
             with = Some(Sp::new(path, span));
         } else if meta.path.is_ident(UPDATE) {
+            if update.is_some() {
+                return Err(meta.error(
+                    "duplicate `update`: a `with` reducer takes one update type; remove one of them",
+                ));
+            }
             let ty: Type = meta.value()?.parse()?;
             update = Some(Sp::new(ty, span));
-        } else if let Some(name) = BUILTIN_REDUCERS
-            .iter()
-            .find(|name| meta.path.is_ident(name))
-        {
+        } else if let Some(def) = reducers::builtin(&meta.path) {
+            let name = def.name;
             if builtin.is_some() {
                 return Err(meta.error("a field takes one reducer; remove one of them"));
             }
-            builtin = Some(Sp::new(*name, span));
+            if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                return Err(meta.error(format!(
+                    "reducer `{name}` takes no value: write `#[reducer({name})]`"
+                )));
+            }
+            builtin = Some(Sp::new(def, span));
         } else {
             let found = path_text(&meta.path);
             return Err(meta.error(format!(
@@ -92,7 +112,7 @@ fn parse_reducer(cx: &mut Ctxt, attr: &Attribute) -> Option<Sp<ReducerAttr>> {
             w.span,
             format!(
                 "a field takes one reducer: `{}` and `with = ..` were both given",
-                b.value
+                b.value.name
             ),
         ));
         return None;
@@ -174,12 +194,12 @@ mod tests {
 
     #[test]
     fn builtin_reducers_parse() {
-        for name in BUILTIN_REDUCERS {
+        for name in reducers::BUILTINS.iter().map(|r| r.name) {
             let ident = syn::Ident::new(name, proc_macro2::Span::call_site());
             let (out, errors) = parse(vec![parse_quote!(#[reducer(#ident)])]);
             assert!(errors.is_empty(), "{errors:?}");
             match out.reducer.map(|r| r.value) {
-                Some(ReducerAttr::Builtin(found)) => assert_eq!(found, name),
+                Some(ReducerAttr::Builtin(found)) => assert_eq!(found.name, name),
                 _ => panic!("`{name}` did not parse as a built-in reducer"),
             }
         }
@@ -249,6 +269,36 @@ mod tests {
             errors,
             ["unknown channel option `untraked`, expected `untracked`"]
         );
+    }
+
+    #[test]
+    fn duplicate_keys_in_one_attribute_are_errors() {
+        let (out, errors) = parse(vec![parse_quote!(#[reducer(with = a, with = b)])]);
+        assert!(out.reducer.is_none());
+        assert_eq!(
+            errors,
+            ["duplicate `with`: a field has one reducer function; remove one of them"]
+        );
+        let (out, errors) = parse(vec![
+            parse_quote!(#[reducer(with = f, update = u8, update = u8)]),
+        ]);
+        assert!(out.reducer.is_none());
+        assert_eq!(
+            errors,
+            ["duplicate `update`: a `with` reducer takes one update type; remove one of them"]
+        );
+    }
+
+    #[test]
+    fn builtin_reducer_with_a_value_is_an_error() {
+        let (_, errors) = parse(vec![parse_quote!(#[reducer(append = true)])]);
+        assert_eq!(
+            errors,
+            ["reducer `append` takes no value: write `#[reducer(append)]`"]
+        );
+        let (_, errors) = parse(vec![parse_quote!(#[reducer(with = "f")])]);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].starts_with("`with` takes the path of a function"));
     }
 
     #[test]

@@ -42,14 +42,12 @@ impl<T> Sp<T> {
     }
 }
 
+#[cfg(test)]
 impl Ctxt {
     pub fn has_errors(&self) -> bool {
         !self.errors.is_empty()
     }
-}
 
-#[cfg(test)]
-impl Ctxt {
     pub fn into_messages(self) -> Vec<String> {
         self.errors.iter().map(ToString::to_string).collect()
     }

@@ -6,6 +6,7 @@ mod attr;
 mod ctxt;
 mod expand;
 mod node;
+mod reducers;
 mod valid;
 
 use proc_macro::TokenStream;

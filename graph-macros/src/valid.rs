@@ -4,6 +4,7 @@ use syn::{GenericArgument, PathArguments, Type};
 
 use crate::ast::{Reducer, State};
 use crate::ctxt::Ctxt;
+use crate::reducers::Shape;
 
 /// Names the derive gives the state type itself; a field whose key constant would
 /// take one of them would shadow the trait item.
@@ -28,9 +29,22 @@ fn check_not_generic(cx: &mut Ctxt, state: &State<'_>) {
 
 /// Field keys are `State::FIELD_NAME`; the derive's own associated constants must
 /// stay reachable.
-fn check_reserved_names(cx: &mut Ctxt, state: &State<'_>) {
-    for field in &state.fields {
+fn check_reserved_names(cx: &mut Ctxt, state: &mut State<'_>) {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for field in &mut state.fields {
         let key = field.name.to_uppercase();
+        if let Some((_, first)) = keys.iter().find(|(k, _)| *k == key) {
+            cx.error_spanned_by(
+                field.member,
+                format!(
+                    "fields `{first}` and `{}` would both get the key `{}::{key}`: rename one of them",
+                    field.name, state.ident
+                ),
+            );
+            field.key_taken = true;
+            continue;
+        }
+        keys.push((key.clone(), field.name.clone()));
         if RESERVED_KEYS.contains(&key.as_str()) {
             cx.error_spanned_by(
                 field.member,
@@ -41,23 +55,6 @@ fn check_reserved_names(cx: &mut Ctxt, state: &State<'_>) {
             );
         }
     }
-}
-
-/// The shape of a field type, as far as it can be read from the tokens.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    /// `Vec<X>` (`vec_of_plain`: `X` is a primitive or `String`, so never a message).
-    Vec {
-        vec_of_plain: bool,
-    },
-    VecDeque,
-    Map,
-    Set,
-    Number,
-    /// `String`, `bool`, `char`, `Option<_>`, tuples, arrays, references, ...
-    Plain,
-    /// A user type or alias: only the type checker can tell.
-    Unknown,
 }
 
 const NUMBERS: [&str; 14] = [
@@ -112,51 +109,21 @@ fn first_type_arg(args: &PathArguments) -> Option<&Type> {
 /// left to the reducer traits' `on_unimplemented` messages.
 fn check_reducer_shapes(cx: &mut Ctxt, state: &mut State<'_>) {
     for field in &mut state.fields {
-        let (name, fits, expected): (&str, fn(Shape) -> bool, &str) = match field.reducer {
-            Reducer::Append => (
-                "append",
-                |s| matches!(s, Shape::Vec { .. } | Shape::VecDeque),
-                "`Vec<T>` and `VecDeque<T>`; use `add` for numbers or `with = path` for a custom fold",
-            ),
-            Reducer::Add => (
-                "add",
-                |s| matches!(s, Shape::Number),
-                "integer and floating-point fields; use `append` for lists or `with = path` for a custom fold",
-            ),
-            Reducer::Merge => (
-                "merge",
-                |s| matches!(s, Shape::Map),
-                "`BTreeMap<K, V>` and `HashMap<K, V>`; use `append` for lists or `union` for sets",
-            ),
-            Reducer::Union => (
-                "union",
-                |s| matches!(s, Shape::Set),
-                "`BTreeSet<T>` and `HashSet<T>`",
-            ),
-            Reducer::Messages => (
-                "messages",
-                |s| {
-                    matches!(
-                        s,
-                        Shape::Vec {
-                            vec_of_plain: false
-                        }
-                    )
-                },
-                "`Vec<M>` where `M` implements `stategraph::MessageLike` (for example `stategraph::Message`)",
-            ),
-            Reducer::LastValue | Reducer::With { .. } => continue,
+        let Reducer::Builtin(def) = field.reducer else {
+            continue;
         };
         let found = shape(field.ty);
-        if found != Shape::Unknown && !fits(found) {
+        if found != Shape::Unknown && !(def.fits)(found) {
             cx.error_spanned_by(
                 field.ty,
                 format!(
-                    "reducer `{name}` cannot be used on a field of type `{}`: `{name}` works on {expected}",
-                    crate::expand::schema::type_text(field.ty)
+                    "reducer `{name}` cannot be used on a field of type `{}`: `{name}` works on {}",
+                    crate::expand::schema::type_text(field.ty),
+                    def.works_on,
+                    name = def.name,
                 ),
             );
-            field.reducer = Reducer::LastValue;
+            field.reducer = Reducer::last();
         }
     }
 }

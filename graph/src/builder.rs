@@ -97,26 +97,33 @@ impl<S: GraphState> IntoTarget<S> for &NodeHandle<S, S> {
     }
 }
 
-/// A single node value of any input type, used to build the multi-node impls.
-trait NodeName {
+/// A single node of a graph over `S` (of any input type), or `END`: the elements of
+/// the multi-node impls, so every node in a tuple or array is checked against `S`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a node of a graph over `{S}`",
+    label = "a node of another state type is in this list",
+    note = "every node of `StateGraph<{S}>` takes `&{S}` (or a `Send` payload) and returns `{S}`'s update type or `Command<{S}>`"
+)]
+trait NodeName<S> {
+    /// The endpoint this node is.
     fn endpoint(&self) -> Endpoint;
 }
-impl<S: GraphState, I> NodeName for NodeDef<S, I> {
+impl<S: GraphState, I> NodeName<S> for NodeDef<S, I> {
     fn endpoint(&self) -> Endpoint {
         Endpoint::Node(Arc::from(self.name()))
     }
 }
-impl<S, I> NodeName for NodeHandle<S, I> {
+impl<S, I> NodeName<S> for NodeHandle<S, I> {
     fn endpoint(&self) -> Endpoint {
         Endpoint::Node(Arc::from(self.name()))
     }
 }
-impl<S, I> NodeName for &NodeHandle<S, I> {
+impl<S, I> NodeName<S> for &NodeHandle<S, I> {
     fn endpoint(&self) -> Endpoint {
         Endpoint::Node(Arc::from(self.name()))
     }
 }
-impl NodeName for End {
+impl<S> NodeName<S> for End {
     fn endpoint(&self) -> Endpoint {
         Endpoint::End
     }
@@ -126,22 +133,22 @@ macro_rules! single_node_impls {
     ($($ty:ty => [$($g:tt)*]),* $(,)?) => {$(
         impl<$($g)*> IntoSources<S> for $ty {
             fn into_sources(self) -> Vec<Endpoint> {
-                vec![self.endpoint()]
+                vec![NodeName::<S>::endpoint(&self)]
             }
         }
         impl<$($g)*> IntoDeclared<S> for $ty {
             fn into_declared(self) -> Vec<Endpoint> {
-                vec![self.endpoint()]
+                vec![NodeName::<S>::endpoint(&self)]
             }
         }
         impl<$($g)*, const N: usize> IntoSources<S> for [$ty; N] {
             fn into_sources(self) -> Vec<Endpoint> {
-                self.iter().map(NodeName::endpoint).collect()
+                self.iter().map(NodeName::<S>::endpoint).collect()
             }
         }
         impl<$($g)*, const N: usize> IntoDeclared<S> for [$ty; N] {
             fn into_declared(self) -> Vec<Endpoint> {
-                self.iter().map(NodeName::endpoint).collect()
+                self.iter().map(NodeName::<S>::endpoint).collect()
             }
         }
     )*};
@@ -154,24 +161,24 @@ single_node_impls! {
 
 impl<S, const N: usize> IntoDeclared<S> for [End; N] {
     fn into_declared(self) -> Vec<Endpoint> {
-        self.iter().map(NodeName::endpoint).collect()
+        self.iter().map(NodeName::<S>::endpoint).collect()
     }
 }
 
 macro_rules! tuple_impls {
     ($($name:ident)+) => {
         #[allow(non_snake_case)]
-        impl<S, $($name: NodeName),+> IntoSources<S> for ($($name,)+) {
+        impl<S, $($name: NodeName<S>),+> IntoSources<S> for ($($name,)+) {
             fn into_sources(self) -> Vec<Endpoint> {
                 let ($($name,)+) = self;
-                vec![$($name.endpoint()),+]
+                vec![$(NodeName::<S>::endpoint(&$name)),+]
             }
         }
         #[allow(non_snake_case)]
-        impl<S, $($name: NodeName),+> IntoDeclared<S> for ($($name,)+) {
+        impl<S, $($name: NodeName<S>),+> IntoDeclared<S> for ($($name,)+) {
             fn into_declared(self) -> Vec<Endpoint> {
                 let ($($name,)+) = self;
-                vec![$($name.endpoint()),+]
+                vec![$(NodeName::<S>::endpoint(&$name)),+]
             }
         }
     };

@@ -10,10 +10,6 @@ pub use crate::state::{
     append_delta, codec, messages_delta, split_write,
 };
 
-/// Asserts at compile time that a `with = path` reducer function has the signature
-/// `fn(&mut T, U)`.
-pub const fn assert_with_reducer<T, U, F: WithReducer<T, U>>(_: &F) {}
-
 pub use crate::state::{Mergeable, MessageList, Sequence, SetLike};
 
 /// Extends a collection channel's slot with converted items.
@@ -31,19 +27,30 @@ pub fn extend_items<T, I, V>(
 }
 
 /// Extends a map channel's slot with converted entries.
-pub fn extend_entries<T, K, V, K2, V2>(
+pub fn extend_entries<T, K, V, E>(
     slot: &mut Option<ChannelWrite<T, Vec<(K, V)>>>,
-    entries: impl IntoIterator<Item = (K2, V2)>,
+    entries: impl IntoIterator<Item = E>,
 ) where
-    K2: IntoChannelValue<K>,
-    V2: IntoChannelValue<V>,
+    E: IntoEntry<K, V>,
 {
-    extend_items(
-        slot,
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.into_channel_value(), v.into_channel_value())),
-    );
+    extend_items(slot, entries.into_iter().map(IntoEntry::into_entry));
+}
+
+/// One item of a `merge` channel's builder: a `(key, value)` pair.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `(key, value)` entry of a `merge` channel of `{K}` keys and `{V}` values",
+    label = "expected `({K}, {V})` entries",
+    note = "a `merge` channel's builder takes `(key, value)` pairs: `.scores([(\"a\", 1.0)])`"
+)]
+pub trait IntoEntry<K, V> {
+    /// The converted pair.
+    fn into_entry(self) -> (K, V);
+}
+
+impl<K, V, K2: IntoChannelValue<K>, V2: IntoChannelValue<V>> IntoEntry<K, V> for (K2, V2) {
+    fn into_entry(self) -> (K, V) {
+        (self.0.into_channel_value(), self.1.into_channel_value())
+    }
 }
 
 pub use crate::node::{
@@ -52,3 +59,25 @@ pub use crate::node::{
 };
 
 pub use crate::runtime::RunInput;
+
+/// The second parameter of a node: only `&NodeContext`.
+#[diagnostic::on_unimplemented(
+    message = "the second parameter of a node must be `&NodeContext`, not `&{Self}`",
+    label = "expected `NodeContext` here",
+    note = "a node takes `&State` (or `&Payload` for a `Send` target), then optionally `&NodeContext`"
+)]
+pub trait ContextArg {
+    /// The argument passed for the node's context.
+    fn from_context(ctx: &NodeContext) -> &Self;
+}
+
+impl ContextArg for NodeContext {
+    fn from_context(ctx: &NodeContext) -> &Self {
+        ctx
+    }
+}
+
+/// Converts the runtime's context into a node's second argument.
+pub fn context_arg<T: ContextArg + ?Sized>(ctx: &NodeContext) -> &T {
+    T::from_context(ctx)
+}

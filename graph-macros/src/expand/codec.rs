@@ -4,16 +4,17 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use super::{field_ident, schema, ty_span, update_ty};
 use crate::ast::{Field, Reducer, State};
+use crate::reducers::ReducerDef;
 
 /// Whether the update type is syntactically the field type, so one codec serves both.
 pub fn update_is_value(f: &Field<'_>) -> bool {
     match &f.reducer {
-        Reducer::LastValue | Reducer::Add => true,
+        Reducer::Builtin(def) => def.update_is_value,
         Reducer::With { update, .. } => schema::type_text(update) == schema::type_text(f.ty),
-        _ => false,
     }
 }
 
@@ -43,9 +44,20 @@ pub fn expand(state: &State<'_>) -> TokenStream {
             let ty = f.ty;
             let span = ty_span(f);
             let codec = value_codec(f);
-            let mut out = quote_spanned! {span=>
+            // A user type inside std containers (`Vec<Cache>`) is checked on its own
+            // first, so its missing serde impls get our message, on that token, before
+            // serde's bound on the container.
+            let mut out: TokenStream = nested_user_types(ty)
+                .into_iter()
+                .map(|inner| {
+                    quote_spanned! {inner.span()=>
+                        const _: #p::Codec<#inner> = #p::codec::<#inner>();
+                    }
+                })
+                .collect();
+            out.extend(quote_spanned! {span=>
                 const #codec: #p::Codec<#ty> = #p::codec::<#ty>();
-            };
+            });
             if !update_is_value(f) {
                 let ucodec = update_codec(f);
                 let uty = update_ty(f);
@@ -54,16 +66,83 @@ pub fn expand(state: &State<'_>) -> TokenStream {
                 });
             }
             let delta = delta_codec(f);
-            match f.reducer {
-                Reducer::Append => out.extend(quote_spanned! {span=>
-                    const #delta: #p::DeltaCodec<#ty> = #p::append_delta::<#ty>();
-                }),
-                Reducer::Messages => out.extend(quote_spanned! {span=>
-                    const #delta: #p::DeltaCodec<#ty> = #p::messages_delta::<#ty>();
-                }),
-                _ => {}
+            if let Reducer::Builtin(ReducerDef {
+                delta: Some(make), ..
+            }) = f.reducer
+            {
+                let make = syn::Ident::new(make, span);
+                out.extend(quote_spanned! {span=>
+                    const #delta: #p::DeltaCodec<#ty> = #p::#make::<#ty>();
+                });
             }
             out
         })
         .collect()
+}
+
+/// Std containers whose type arguments are checked one by one.
+const CONTAINERS: [&str; 10] = [
+    "Vec", "VecDeque", "Option", "Box", "BTreeMap", "HashMap", "BTreeSet", "HashSet", "Arc", "Rc",
+];
+/// Leaf types that are always serializable.
+const LEAVES: [&str; 18] = [
+    "String", "bool", "char", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32",
+    "i64", "i128", "isize", "f32", "f64", "Message",
+];
+
+/// The types inside std containers (at any depth) that are neither containers nor
+/// known leaves: user types whose serde impls rustc would report as a nested bound.
+fn nested_user_types(ty: &syn::Type) -> Vec<&syn::Type> {
+    let mut out = Vec::new();
+    if let Some(args) = container_args(ty) {
+        for arg in args {
+            collect(arg, &mut out);
+        }
+    }
+    out
+}
+
+fn collect<'a>(ty: &'a syn::Type, out: &mut Vec<&'a syn::Type>) {
+    match ty {
+        syn::Type::Tuple(t) => t.elems.iter().for_each(|e| collect(e, out)),
+        syn::Type::Array(a) => collect(&a.elem, out),
+        syn::Type::Paren(p) => collect(&p.elem, out),
+        syn::Type::Path(p) if p.qself.is_none() => match container_args(ty) {
+            Some(args) => args.into_iter().for_each(|a| collect(a, out)),
+            None => {
+                let leaf = p
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| LEAVES.contains(&s.ident.to_string().as_str()));
+                if !leaf {
+                    out.push(ty);
+                }
+            }
+        },
+        _ => {}
+    }
+}
+
+/// The type arguments of a std container type, `None` for anything else.
+fn container_args(ty: &syn::Type) -> Option<Vec<&syn::Type>> {
+    let syn::Type::Path(p) = ty else {
+        return None;
+    };
+    let last = p.path.segments.last()?;
+    if p.qself.is_some() || !CONTAINERS.contains(&last.ident.to_string().as_str()) {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    Some(
+        args.args
+            .iter()
+            .filter_map(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+    )
 }

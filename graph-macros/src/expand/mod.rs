@@ -31,7 +31,9 @@ pub fn derive_graph_state(input: &DeriveInput) -> TokenStream {
     let state_impl = state_impl::expand(&state);
     let codecs = codec::expand(&state);
     let errors = cx.into_compile_errors();
+    let checks = reducer_checks(&state);
     quote! {
+        #checks
         #keys
         #update
         const _: () = {
@@ -51,12 +53,7 @@ fn ty_span(f: &Field<'_>) -> Span {
 fn marker(f: &Field<'_>) -> Option<TokenStream> {
     let span = f.reducer_span;
     let name = match f.reducer {
-        Reducer::LastValue => "LastValue",
-        Reducer::Append => "Append",
-        Reducer::Add => "Add",
-        Reducer::Merge => "Merge",
-        Reducer::Union => "Union",
-        Reducer::Messages => "Messages",
+        Reducer::Builtin(def) => def.marker,
         Reducer::With { .. } => return None,
     };
     let ident = format_ident!("{}", name, span = span);
@@ -87,4 +84,27 @@ fn field_ident(prefix: &str, f: &Field<'_>) -> syn::Ident {
 
 fn index_lit(f: &Field<'_>) -> syn::LitInt {
     syn::LitInt::new(&f.index.to_string(), Span::call_site())
+}
+
+/// One check per built-in reducer, emitted before everything else and spanned at the
+/// field's type, so a reducer on a type alias or user type it cannot fold is first
+/// reported there (the type checker sees through the alias; the tokens do not).
+fn reducer_checks(state: &State<'_>) -> TokenStream {
+    let checks = state.fields.iter().filter_map(|f| {
+        let m = marker(f)?;
+        if f.reducer.is_last() {
+            return None;
+        }
+        let ty = f.ty;
+        let ident = format_ident!("__SgReducerCheck{}", f.index);
+        Some(quote_spanned! {ty_span(f)=>
+            #[allow(dead_code, non_camel_case_types)]
+            struct #ident(::core::marker::PhantomData<<#m as ::stategraph::__private::Reducer<#ty>>::Update>);
+        })
+    });
+    quote! {
+        const _: () = {
+            #(#checks)*
+        };
+    }
 }

@@ -70,12 +70,7 @@ pub fn type_text(ty: &syn::Type) -> String {
 
 pub fn reducer_id(reducer: &Reducer) -> String {
     match reducer {
-        Reducer::LastValue => "last".into(),
-        Reducer::Append => "append".into(),
-        Reducer::Add => "add".into(),
-        Reducer::Merge => "merge".into(),
-        Reducer::Union => "union".into(),
-        Reducer::Messages => "messages".into(),
+        Reducer::Builtin(def) => def.name.into(),
         Reducer::With { path, update } => format!(
             "with({};{})",
             normalize_tokens(path.to_token_stream()),

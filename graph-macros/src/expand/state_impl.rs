@@ -40,22 +40,10 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
     });
 
-    let with_checks = state.fields.iter().filter_map(|f| match &f.reducer {
-        Reducer::With { path, update } => {
-            let ty = f.ty;
-            Some(quote_spanned! {path.span()=>
-                const _: () = #p::assert_with_reducer::<#ty, #update, _>(&#path);
-            })
-        }
-        _ => None,
-    });
-
     let apply = apply_writes(state);
     let codecs = codec_methods(state);
 
     quote! {
-        #(#with_checks)*
-
         #[automatically_derived]
         impl #p::GraphState for #ident {
             type Update = #update;
@@ -107,11 +95,16 @@ fn apply_writes(state: &State<'_>) -> TokenStream {
         let member = f.member;
         let index = index_lit(f);
         let commit = match (&f.reducer, marker(f)) {
-            (Reducer::With { path, .. }, _) => quote_spanned! {path.span()=>
-                #pend.commit_with(&mut self.#member, |__sg_current, __sg_update| {
-                    #p::WithReducer::fold(&#path, __sg_current, __sg_update)
-                })
-            },
+            // The one place the function is checked against `fn(&mut T, U)`, with both
+            // types given, so a wrong function is one error, on the path.
+            (Reducer::With { path, update }, _) => {
+                let ty = f.ty;
+                quote_spanned! {path.span()=>
+                    #pend.commit_with(&mut self.#member, |__sg_current, __sg_update| {
+                        <_ as #p::WithReducer<#ty, #update>>::fold(&#path, __sg_current, __sg_update)
+                    })
+                }
+            }
             (_, Some(m)) => quote!(#pend.commit::<#m>(&mut self.#member)),
             (_, None) => quote!(::core::option::Option::None),
         };

@@ -7,6 +7,7 @@ use quote::{format_ident, quote, quote_spanned};
 
 use super::{index_lit, ty_span, update_ident, update_ty};
 use crate::ast::{Field, Reducer, State};
+use crate::reducers::Builder;
 
 pub fn expand(state: &State<'_>) -> TokenStream {
     let ident = state.ident;
@@ -150,16 +151,16 @@ fn builder(f: &Field<'_>) -> TokenStream {
             }
         }
     };
-    let main = match &f.reducer {
-        Reducer::LastValue | Reducer::Add | Reducer::With { .. } => {
+    let (builder, doc) = match &f.reducer {
+        Reducer::Builtin(def) => (def.builder, def.doc_for(name)),
+        Reducer::With { .. } => (
+            Builder::Value,
+            format!("Folds a value into `{name}` with its reducer function."),
+        ),
+    };
+    let main = match builder {
+        Builder::Value => {
             let uty = update_ty(f);
-            let doc = match f.reducer {
-                Reducer::LastValue => {
-                    format!("Sets `{name}`. A last-value channel takes one write per superstep.")
-                }
-                Reducer::Add => format!("Adds to `{name}`."),
-                _ => format!("Folds a value into `{name}` with its reducer function."),
-            };
             quote! {
                 #[doc = #doc]
                 pub fn #member(mut self, __sg_value: impl #p::IntoChannelValue<#uty>) -> Self {
@@ -170,34 +171,23 @@ fn builder(f: &Field<'_>) -> TokenStream {
                 }
             }
         }
-        Reducer::Append => items(
-            quote_spanned!(span=> <#ty as #p::Sequence>::Item),
-            format!("Appends items to `{name}` (calling it again appends more)."),
-        ),
-        Reducer::Union => items(
-            quote_spanned!(span=> <#ty as #p::SetLike>::Item),
-            format!("Inserts items into the set `{name}`."),
-        ),
-        Reducer::Messages => items(
+        Builder::Items { capability } => {
+            let capability = syn::Ident::new(capability, span);
+            items(quote_spanned!(span=> <#ty as #p::#capability>::Item), doc)
+        }
+        Builder::Messages => items(
             quote_spanned!(span=> #p::MessageOp<<#ty as #p::MessageList>::Message>),
-            format!(
-                "Writes to the message list `{name}`: messages (appended, or replacing the \
-                 message with the same id), `RemoveMessage` or `RemoveAllMessages`."
-            ),
+            doc,
         ),
-        Reducer::Merge => {
+        Builder::Entries => {
             let key = quote_spanned!(span=> <#ty as #p::Mergeable>::Key);
             let value = quote_spanned!(span=> <#ty as #p::Mergeable>::Value);
-            let doc = format!(
-                "Inserts `(key, value)` entries into `{name}`; a later write wins per key."
-            );
             quote! {
                 #[doc = #doc]
-                pub fn #member<__SgI, __SgK, __SgV>(mut self, __sg_entries: __SgI) -> Self
+                pub fn #member<__SgI>(mut self, __sg_entries: __SgI) -> Self
                 where
-                    __SgI: ::core::iter::IntoIterator<Item = (__SgK, __SgV)>,
-                    __SgK: #p::IntoChannelValue<#key>,
-                    __SgV: #p::IntoChannelValue<#value>,
+                    __SgI: ::core::iter::IntoIterator,
+                    __SgI::Item: #p::IntoEntry<#key, #value>,
                 {
                     #p::extend_entries(&mut self.#member, __sg_entries);
                     self
@@ -205,7 +195,7 @@ fn builder(f: &Field<'_>) -> TokenStream {
             }
         }
     };
-    let overwrite = if matches!(f.reducer, Reducer::LastValue) {
+    let overwrite = if f.reducer.is_last() {
         quote!()
     } else {
         let method = format_ident!("overwrite_{}", f.name, span = f.member.span());

@@ -2,7 +2,6 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
-use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 use super::ast::NodeFn;
@@ -15,10 +14,7 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
     let vis = &func.vis;
     let attrs = &func.attrs;
     let docs: Vec<_> = attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
-    let name = options
-        .name
-        .as_ref()
-        .map_or_else(|| ident.to_string(), |n| n.value.clone());
+    let name = super::name::runtime_name(ident, options);
     let input = node.input;
     let output = node.output;
     let state = quote_spanned!(output.span()=> <#output as #p::NodeReturn>::State);
@@ -28,10 +24,14 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
     let mut sig = func.sig.clone();
     sig.ident = syn::Ident::new("call", ident.span());
     let block = &func.block;
-    let args = if node.takes_context {
-        quote!(__sg_input, __sg_ctx)
-    } else {
-        quote!(__sg_input)
+    // The context argument goes through `ContextArg`, so a second parameter of another
+    // type is one error on that type rather than a mismatch at the macro.
+    let args = match node.context {
+        Some(ctx) => {
+            let arg = quote_spanned!(ctx.span()=> #p::context_arg::<#ctx>(__sg_ctx));
+            quote!(__sg_input, #arg)
+        }
+        None => quote!(__sg_input),
     };
     let (runner, kind) = if node.is_async {
         (
@@ -72,9 +72,11 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
     // so a field the state does not have is an error there.
     let def = match &options.reads {
         Some(fields) => {
+            // `__SG_FIELDS` has one field per state field, named exactly as written, so a
+            // name the state does not have is rustc's "no field" error on the token.
             let keys = fields.iter().map(|f| {
-                let key = syn::Ident::new(&f.unraw().to_string().to_uppercase(), f.span());
-                quote!(<#state>::#key.index())
+                let fields = syn::Ident::new("__SG_FIELDS", f.span());
+                quote_spanned!(f.span()=> <#state>::#fields.#f)
             });
             quote! {{
                 const __SG_READS: &[usize] = &[#(#keys),*];

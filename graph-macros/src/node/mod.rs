@@ -10,6 +10,7 @@
 mod ast;
 mod attr;
 mod expand;
+mod name;
 
 use proc_macro2::TokenStream;
 
@@ -27,8 +28,15 @@ pub fn node(args: TokenStream, item: TokenStream) -> TokenStream {
         return quote::quote!(#item #errors);
     };
     match ast::NodeFn::from_fn(&mut cx, &func) {
-        Some(node) if !cx.has_errors() => expand::expand(&node, &options),
-        _ => {
+        // Name and option mistakes do not change the node's types: it is still
+        // generated, so the graph that uses it reports nothing more.
+        Some(node) => {
+            name::check(&mut cx, &func.sig.ident, &options);
+            let node = expand::expand(&node, &options);
+            let errors = cx.into_compile_errors();
+            quote::quote!(#node #errors)
+        }
+        None => {
             let errors = cx.into_compile_errors();
             quote::quote!(#func #errors)
         }

@@ -352,6 +352,11 @@ impl<M: MessageLike> MessageList for Vec<M> {
 }
 
 /// A user function given as `#[reducer(with = path)]`: `fn(&mut T, U)`.
+#[diagnostic::on_unimplemented(
+    message = "`with = ..` must name a reducer function `fn(&mut {T}, {U})`, not `{Self}`",
+    label = "expected a function `fn(&mut {T}, {U})`",
+    note = "the function folds one update into the field; the update type is the field's type unless `update = Type` is given"
+)]
 pub trait WithReducer<T, U> {
     /// Folds one update into the value.
     fn fold(&self, current: &mut T, update: U);

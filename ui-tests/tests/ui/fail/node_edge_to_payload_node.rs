@@ -8,7 +8,7 @@ struct Research {
 }
 
 #[node]
-fn start(_state: &Research) -> ResearchUpdate {
+fn fan(_state: &Research) -> ResearchUpdate {
     Research::update()
 }
 
@@ -19,9 +19,9 @@ async fn worker(item: &u32) -> ResearchUpdate {
 
 fn main() {
     let _ = StateGraph::<Research>::new()
-        .add_node(start)
+        .add_node(fan)
         .add_node(worker)
-        .add_edge(START, start)
-        .add_edge(start, worker)
+        .add_edge(START, fan)
+        .add_edge(fan, worker)
         .compile();
 }

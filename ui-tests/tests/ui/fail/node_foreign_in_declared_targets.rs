@@ -1,0 +1,31 @@
+//! A node of another state among a conditional edge's declared targets.
+
+use stategraph::prelude::*;
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct Research {
+    topic: String,
+}
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct Other {
+    count: u32,
+}
+
+#[node]
+fn plan(_state: &Research) -> ResearchUpdate {
+    Research::update()
+}
+
+#[node]
+fn foreign(_state: &Other) -> OtherUpdate {
+    Other::update()
+}
+
+fn main() {
+    let _ = StateGraph::<Research>::new()
+        .add_node(plan)
+        .add_edge(START, plan)
+        .add_conditional_edges(plan, |_: &Research| Route::to(END), (END, foreign))
+        .compile();
+}
