@@ -134,7 +134,12 @@ fn refuse_newer(found: i64, path: &Path) -> Result<(), Failure> {
 
 /// Refuses a database with newer tables without writing to it.
 pub(crate) fn check(conn: &Connection, path: &Path) -> Result<(), Failure> {
-    refuse_newer(stored_version(conn, path)?, path)
+    // One read transaction: the version row and the tables are read from one state
+    // of the file, not from before and after another process's migration commits.
+    let tx = conn.unchecked_transaction()?;
+    let found = stored_version(&tx, path)?;
+    drop(tx);
+    refuse_newer(found, path)
 }
 
 /// Brings the tables up to [`TABLE_VERSION`].
