@@ -10,6 +10,7 @@ mod frontier;
 mod persist;
 mod snapshot;
 mod tasks;
+mod writer;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -27,14 +28,13 @@ use crate::checkpoint::{
     new_checkpoint_id,
 };
 use crate::compile::{Branch, CompiledGraph, Graph};
-use crate::node::{
-    BoxFuture, Command, Goto, Interrupt, NodeError, NodeOutput, Resume, interrupt_id,
-};
+use crate::node::{Command, Goto, Interrupt, NodeOutput, Resume, interrupt_id};
 use crate::state::{ChangeSet, GraphState, Write};
 use crate::stream::{DebugKind, Emitter, RunStream, StreamEvent, StreamMode};
 use frontier::{Frontier, Task};
 use persist::{Bases, Versions};
-use tasks::{Known, StepTasks, TaskSink};
+use tasks::{Known, StepTasks};
+use writer::{Persist, PersistSink, SaveQueue, lock_queue};
 
 /// The writer name of a run's input in error messages.
 const INPUT_WRITER: &str = "__input__";
@@ -356,45 +356,6 @@ impl<S: GraphState> CompiledGraph<S> {
         let p = lp.persist.as_ref().ok_or(RunError::MissingThreadId)?;
         Ok(persist::config_at(&p.thread, p.parent.clone()))
     }
-}
-
-/// Checkpointing state of a run.
-struct Persist {
-    saver: Arc<dyn CheckpointSaver>,
-    thread: String,
-    /// The last saved checkpoint: parent of the next, owner of pending writes.
-    parent: Option<String>,
-    /// Changes not yet in a saved checkpoint.
-    unsaved: ChangeSet,
-    /// Writes saved for tasks of the next step (from the loaded checkpoint).
-    resumed: HashMap<String, Vec<PendingWrite>>,
-    /// Writes waiting for a checkpoint to attach to (`Durability::Exit`).
-    buffered: Vec<PendingWrite>,
-    /// Saves waiting for the background saver (`Durability::Async`).
-    queue: Arc<std::sync::Mutex<SaveQueue>>,
-    /// The background saver, while one runs.
-    background: Option<tokio::task::JoinHandle<Result<(), CheckpointError>>>,
-    durability: config::Durability,
-    /// Whether this run changed anything since the last saved checkpoint.
-    dirty: bool,
-    /// Resume commands saved on the loaded checkpoint (the next one's number).
-    commands: usize,
-    /// Attempts of the next step whose writes were rejected (its tasks run again
-    /// under new ids).
-    reruns: u32,
-    /// Steps run since the last saved checkpoint, for its metadata.
-    history: Vec<StepRecord>,
-    /// Nodes that wrote in the last step (for `update_state` without `as_node`).
-    last_writers: Vec<Arc<str>>,
-    /// Unanswered interrupts of tasks of the next step, by task id.
-    waiting: HashMap<String, Interrupt>,
-    /// The answer type each waiting task's interrupt expects, by task id.
-    expects: HashMap<String, String>,
-    /// Answers given to tasks of the next step, by task id, in call order.
-    answers: HashMap<String, Vec<serde_json::Value>>,
-    /// The thread's writer lock, for runs that write; background saves hold it too, so
-    /// it is released only when the run and every save it started are over.
-    lock: Option<Arc<crate::checkpoint::ThreadLock>>,
 }
 
 struct Loop<'g, S: GraphState> {
@@ -1836,231 +1797,6 @@ impl<'g, S: GraphState> Loop<'g, S> {
             p.saver.put_writes(&at, writes).await?;
         }
         Ok(())
-    }
-}
-
-/// Saves handed to the background saver, in order.
-#[derive(Default)]
-struct SaveQueue {
-    ops: Vec<SaveOp>,
-    /// The size of the last batch taken (at first, the graph's hint): an empty queue
-    /// reserves that much on its first save, so a batch of large ops is not copied
-    /// over and over as it grows.
-    last_batch: usize,
-    /// Whether a background saver is draining `ops`.
-    active: bool,
-    /// A failed batch: later saves are not attempted (they would leave a gap); the
-    /// error ends the run when it is awaited.
-    failed: Option<CheckpointError>,
-}
-
-fn lock_queue(queue: &std::sync::Mutex<SaveQueue>) -> std::sync::MutexGuard<'_, SaveQueue> {
-    // Nothing panics while holding the lock, so a poisoned queue is still consistent.
-    queue.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl Persist {
-    /// Hands a save to the background saver, starting one if none runs. Everything
-    /// queued while a batch is being stored goes into the next batch.
-    fn enqueue(&mut self, op: SaveOp) {
-        {
-            let mut queue = lock_queue(&self.queue);
-            if queue.ops.capacity() == 0 {
-                let hint = queue.last_batch.clamp(4, 1024);
-                queue.ops.reserve_exact(hint);
-            }
-            queue.ops.push(op);
-            if queue.active || queue.failed.is_some() {
-                return;
-            }
-            queue.active = true;
-        }
-        let saver = self.saver.clone();
-        let queue = self.queue.clone();
-        // The saver holds the thread's lock too: the thread is released only once
-        // every save of the run has landed, even if the run is cancelled.
-        let lock = self.lock.clone();
-        self.background = Some(tokio::spawn(async move {
-            let _held = lock;
-            loop {
-                let ops = {
-                    let mut q = lock_queue(&queue);
-                    if q.ops.is_empty() {
-                        q.active = false;
-                        return Ok(());
-                    }
-                    q.last_batch = q.ops.len();
-                    std::mem::take(&mut q.ops)
-                };
-                if let Err(e) = saver.put_batch(ops).await {
-                    let mut q = lock_queue(&queue);
-                    q.active = false;
-                    q.failed = Some(e);
-                    return Ok(());
-                }
-            }
-        }));
-    }
-
-    /// Refuses, before anything is saved, a resume value that does not decode as
-    /// the type its interrupt expects — where this process knows how to check that
-    /// type (see [`crate::answer`]).
-    fn check_answers(&self, resume: &Resume) -> Result<(), RunError> {
-        let answers: Vec<(&String, &serde_json::Value)> = match resume {
-            Resume::Value(value) if self.waiting.len() == 1 => {
-                self.waiting.keys().map(|task| (task, value)).collect()
-            }
-            Resume::Map(map) => self
-                .waiting
-                .iter()
-                .filter_map(|(task, i)| map.get(&i.id).map(|value| (task, value)))
-                .collect(),
-            _ => Vec::new(),
-        };
-        for (task, value) in answers {
-            let (Some(expects), Some(interrupt)) = (self.expects.get(task), self.waiting.get(task))
-            else {
-                continue;
-            };
-            if let Some(Err(reason)) = crate::answer::check(expects, value) {
-                return Err(RunError::InvalidResume {
-                    interrupt: interrupt.id.clone(),
-                    node: interrupt.node.clone(),
-                    expected: expects.clone(),
-                    reason,
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// Saves pending writes of the current checkpoint as the durability mode says:
-    /// now (`Sync`), in the background (`Async`), or with the run's last checkpoint
-    /// (`Exit`, or before the thread has one).
-    async fn save_writes(&mut self, writes: Vec<PendingWrite>) -> Result<(), RunError> {
-        if self.durability == config::Durability::Exit || self.parent.is_none() {
-            self.buffered.extend(writes);
-            return Ok(());
-        }
-        let at = persist::config_at(&self.thread, self.parent.clone());
-        if self.durability == config::Durability::Async {
-            self.enqueue(SaveOp::Writes { config: at, writes });
-        } else {
-            self.saver.put_writes(&at, writes).await?;
-        }
-        Ok(())
-    }
-
-    /// Waits for the background saver; returns its error, if a batch failed.
-    async fn flush(&mut self) -> Result<(), CheckpointError> {
-        if let Some(background) = self.background.take() {
-            join_background(background).await?;
-        }
-        let (ops, failed) = {
-            let mut queue = lock_queue(&self.queue);
-            if !queue.ops.is_empty() {
-                queue.last_batch = queue.ops.len();
-            }
-            (std::mem::take(&mut queue.ops), queue.failed.take())
-        };
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        if !ops.is_empty() {
-            self.saver.put_batch(ops).await?;
-        }
-        Ok(())
-    }
-}
-
-async fn join_background(
-    handle: tokio::task::JoinHandle<Result<(), CheckpointError>>,
-) -> Result<(), CheckpointError> {
-    handle.await.map_err(|e| CheckpointError::Storage {
-        saver: "runtime",
-        operation: "background checkpoint save",
-        source: Box::new(e),
-    })?
-}
-
-/// Saves each finished task's writes as pending writes of the current checkpoint.
-struct PersistSink<'a, S: GraphState> {
-    g: &'a Graph<S>,
-    ids: &'a [String],
-    /// Per task: the answers to its interrupts (their count is the next one's index).
-    answered: &'a [Arc<[serde_json::Value]>],
-    p: &'a mut Persist,
-}
-
-impl<S: GraphState> PersistSink<'_, S> {
-    async fn save(&mut self, writes: Vec<PendingWrite>) -> Result<(), RunError> {
-        self.p.save_writes(writes).await
-    }
-}
-
-impl<S: GraphState> TaskSink<S> for PersistSink<'_, S> {
-    fn done<'a>(
-        &'a mut self,
-        task: usize,
-        output: &'a NodeOutput<S>,
-    ) -> BoxFuture<'a, Result<(), RunError>> {
-        Box::pin(async move {
-            let ids = self.ids;
-            let id = ids.get(task).map_or("", String::as_str);
-            let writes = persist::encode_output(self.g, id, output)?;
-            self.save(writes).await
-        })
-    }
-
-    fn failed<'a>(
-        &'a mut self,
-        task: usize,
-        error: &'a NodeError,
-    ) -> BoxFuture<'a, Result<(), RunError>> {
-        Box::pin(async move {
-            let id = self.ids.get(task).cloned().unwrap_or_default();
-            let write = PendingWrite {
-                task_id: id,
-                idx: persist::IDX_ERROR,
-                channel: persist::WRITE_ERROR.to_string(),
-                value: serde_json::Value::String(error.to_string()),
-            };
-            self.save(vec![write]).await
-        })
-    }
-
-    fn interrupted<'a>(
-        &'a mut self,
-        task: usize,
-        interrupt: &'a Interrupt,
-        pause: Option<&'a crate::answer::Pause>,
-    ) -> BoxFuture<'a, Result<(), RunError>> {
-        Box::pin(async move {
-            let id = self.ids.get(task).cloned().unwrap_or_default();
-            // The call that paused: past the answers given, or the one whose answer
-            // was refused (its record replaces the one it was first raised with).
-            let n = pause.map_or_else(
-                || self.answered.get(task).map_or(0, |a| a.len()),
-                |p| p.index,
-            );
-            let mut value = serde_json::to_value(interrupt).map_err(|e| {
-                RunError::Checkpoint(CheckpointError::Corrupt {
-                    what: format!("interrupt of task {id}"),
-                    source: e,
-                })
-            })?;
-            if let (Some(p), Some(record)) = (pause, value.as_object_mut()) {
-                record.insert(crate::answer::RECORD_EXPECTS.into(), p.expects.into());
-                record.insert(crate::answer::RECORD_INDEX.into(), p.index.into());
-            }
-            let write = PendingWrite {
-                task_id: id,
-                idx: persist::IDX_INTERRUPT + u32::try_from(n).unwrap_or(0),
-                channel: persist::WRITE_INTERRUPT.to_string(),
-                value,
-            };
-            self.save(vec![write]).await
-        })
     }
 }
 
