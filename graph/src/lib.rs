@@ -37,6 +37,7 @@ pub use node::{
 pub use retry::RetryPolicy;
 pub use runtime::{
     Durability, NodePanic, RunConfig, RunError, RunInput, RunOutput, StateSnapshot, TaskSnapshot,
+    UpdateAs,
 };
 pub use send::{IntoPayload, Send};
 pub use state::{

@@ -101,3 +101,61 @@ async fn a_resume_stream_starts_with_the_current_values() {
         ]
     );
 }
+
+/// As in LangGraph, an update on a thread with no checkpoint is step 0: one past
+/// the step −1 an empty thread counts as (it used to be −1 here).
+#[tokio::test]
+async fn an_update_on_a_fresh_thread_is_step_0() {
+    let g = graph();
+    let thread = RunConfig::new().thread("fresh");
+    g.update_state(&thread, Post::update().log(["seed"]))
+        .await
+        .unwrap();
+    let state = g.get_state(&thread).await.unwrap().unwrap();
+    assert_eq!(state.metadata.step, 0);
+    assert_eq!(state.next, ["write"]);
+    let paused = g.invoke(None, &thread).await.unwrap();
+    assert_eq!(paused.values.log, ["seed", "write"]);
+    let history = g
+        .get_state_history(&thread, &ListOptions::new())
+        .await
+        .unwrap();
+    let steps: Vec<i64> = history.iter().rev().map(|s| s.metadata.step).collect();
+    assert_eq!(steps, [0, 1]);
+}
+
+/// As LangGraph's `as_node="__start__"`: the update is the run's input, so what
+/// follows `START` runs next.
+#[tokio::test]
+async fn update_state_as_start_is_new_input() {
+    let g = graph();
+    let thread = RunConfig::new().thread("as-start");
+    g.invoke(Post::update(), &thread).await.unwrap();
+    g.invoke(Command::resume(true), &thread).await.unwrap();
+    g.update_state_as(&thread, Post::update().log(["again"]), START)
+        .await
+        .unwrap();
+    let state = g.get_state(&thread).await.unwrap().unwrap();
+    assert_eq!(state.next, ["write"]);
+    assert_eq!(state.values.log, ["write", "review", "again"]);
+}
+
+/// As LangGraph's `as_node="__end__"`: the update is recorded and nothing runs
+/// next, so a thread paused at an interrupt can be closed with a final edit.
+#[tokio::test]
+async fn update_state_as_end_finishes_the_thread() {
+    let g = graph();
+    let thread = RunConfig::new().thread("as-end");
+    let paused = g.invoke(Post::update(), &thread).await.unwrap();
+    assert_eq!(paused.interrupts.len(), 1);
+    g.update_state_as(&thread, Post::update().approved(Some(false)), END)
+        .await
+        .unwrap();
+    let state = g.get_state(&thread).await.unwrap().unwrap();
+    assert!(state.next.is_empty() && state.tasks.is_empty() && state.interrupts.is_empty());
+    assert_eq!(state.values.approved, Some(false));
+    // Nothing is left to run.
+    let out = g.invoke(None, &thread).await.unwrap();
+    assert_eq!(out.steps, 0);
+    assert_eq!(out.values.log, ["write"]);
+}

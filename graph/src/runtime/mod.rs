@@ -10,6 +10,7 @@ mod frontier;
 mod persist;
 mod snapshot;
 mod tasks;
+mod update;
 mod writer;
 
 use std::collections::{BTreeMap, HashMap};
@@ -21,6 +22,8 @@ use tracing::Instrument;
 pub use config::{Durability, RunConfig, RunInput, RunOutput};
 pub use error::{NodePanic, RunError};
 pub use snapshot::{StateSnapshot, TaskSnapshot};
+pub use update::UpdateAs;
+use update::Writer;
 
 use crate::checkpoint::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointError, CheckpointMetadata, CheckpointSaver,
@@ -38,6 +41,9 @@ use writer::{Persist, PersistSink, SaveQueue, lock_queue};
 
 /// The writer name of a run's input in error messages.
 const INPUT_WRITER: &str = "__input__";
+
+/// The writer name of an update written as `END`, in error messages.
+const END_WRITER: &str = "__end__";
 
 /// Task id prefix of resume commands saved on a paused checkpoint.
 const COMMAND_TASK: &str = "__command__";
@@ -226,135 +232,6 @@ impl<S: GraphState> CompiledGraph<S> {
             .instrument(span),
         );
         RunStream { rx, run: Some(run) }
-    }
-
-    /// Writes `update` to the thread as if `as_node` had returned it: through the
-    /// reducers, into a new `update` checkpoint whose next tasks are what follows
-    /// `as_node` (its edges, joins and routers). Applied to the thread's latest
-    /// checkpoint, or to the one `config` names (a new branch from it).
-    ///
-    /// ```
-    /// use stategraph::prelude::*;
-    ///
-    /// #[derive(GraphState, Clone, Debug, Default)]
-    /// struct Essay {
-    ///     draft: String,
-    ///     #[reducer(append)]
-    ///     log: Vec<String>,
-    /// }
-    ///
-    /// #[node]
-    /// fn draft(_: &Essay) -> EssayUpdate {
-    ///     Essay::update().draft("first try").log(["drafted"])
-    /// }
-    ///
-    /// #[node]
-    /// fn proofread(e: &Essay) -> EssayUpdate {
-    ///     Essay::update().log([format!("proofread {:?}", e.draft)])
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let graph = StateGraph::<Essay>::new()
-    ///     .add_node(draft)
-    ///     .add_node(proofread)
-    ///     .add_edge(START, draft)
-    ///     .add_edge(draft, proofread)
-    ///     .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()).interrupt_before([proofread]))?;
-    /// let thread = RunConfig::new().thread("essay");
-    /// graph.invoke(Essay::update(), &thread).await?; // stops before `proofread`
-    ///
-    /// // A human rewrites the draft, as if `draft` had written it; `proofread` is next.
-    /// graph.update_state_as(&thread, Essay::update().draft("second try").log(["edited"]), draft).await?;
-    /// let state = graph.get_state(&thread).await?.ok_or("saved")?;
-    /// assert_eq!(state.next, ["proofread"]);
-    ///
-    /// let out = graph.invoke(None, &thread).await?;
-    /// assert_eq!(out.values.log, ["drafted", "edited", "proofread \"second try\""]);
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// No checkpointer or thread id, an unknown node, rejected writes, or a checkpoint
-    /// failure.
-    pub async fn update_state_as<N: crate::node::NodeRef<S>>(
-        &self,
-        config: &RunConfig,
-        update: S::Update,
-        as_node: N,
-    ) -> Result<crate::checkpoint::CheckpointConfig, RunError> {
-        let name = as_node.node_name();
-        self.write_state(config, update, Some(name)).await
-    }
-
-    /// [`CompiledGraph::update_state_as`] as the node that wrote last on the thread
-    /// (with no node run yet: as the run's input, so `next` is what follows `START`).
-    ///
-    /// ```
-    /// use stategraph::prelude::*;
-    ///
-    /// #[derive(GraphState, Clone, Debug, Default)]
-    /// struct Tally {
-    ///     #[reducer(add)]
-    ///     n: i64,
-    /// }
-    ///
-    /// #[node]
-    /// fn count(_: &Tally) -> TallyUpdate {
-    ///     Tally::update().n(1)
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let graph = StateGraph::<Tally>::new()
-    ///     .add_node(count)
-    ///     .add_edge(START, count)
-    ///     .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()))?;
-    /// let thread = RunConfig::new().thread("tally");
-    /// graph.invoke(Tally::update(), &thread).await?;
-    ///
-    /// // Written through the reducer (`add`), as `count` (the last writer): nothing is
-    /// // left to run, the correction is simply recorded.
-    /// graph.update_state(&thread, Tally::update().n(41)).await?;
-    /// let state = graph.get_state(&thread).await?.ok_or("saved")?;
-    /// assert_eq!(state.values.n, 42);
-    /// assert!(state.next.is_empty());
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// As `update_state_as`.
-    pub async fn update_state(
-        &self,
-        config: &RunConfig,
-        update: S::Update,
-    ) -> Result<crate::checkpoint::CheckpointConfig, RunError> {
-        self.write_state(config, update, None).await
-    }
-
-    async fn write_state(
-        &self,
-        config: &RunConfig,
-        update: S::Update,
-        as_node: Option<Arc<str>>,
-    ) -> Result<crate::checkpoint::CheckpointConfig, RunError> {
-        if self.graph.saver.is_none() {
-            return Err(RunError::NothingToContinue {
-                reason: "the graph has no checkpointer, so there is no state to update".into(),
-            });
-        }
-        let mut lp = Loop::open(&self.graph, config, false, None).await?;
-        let writer = match as_node {
-            Some(name) => Some(lookup(&self.graph, &name, "update_state")?),
-            None => lp.last_writer()?,
-        };
-        lp.apply_as(writer, update)?;
-        lp.save(CheckpointSource::Update).await?;
-        lp.finish().await?;
-        let p = lp.persist.as_ref().ok_or(RunError::MissingThreadId)?;
-        Ok(persist::config_at(&p.thread, p.parent.clone()))
     }
 }
 
@@ -1061,11 +938,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
     }
 
     /// Applies `update` as written by `writer` (or as input) and plans what follows.
-    fn apply_as(&mut self, writer: Option<usize>, update: S::Update) -> Result<(), RunError> {
+    fn apply_as(&mut self, writer: Writer, update: S::Update) -> Result<(), RunError> {
         let g = self.g;
         let name: Arc<str> = match writer {
-            Some(i) => g.nodes[i].name.clone(),
-            None => Arc::from(INPUT_WRITER),
+            Writer::Node(i) => g.nodes[i].name.clone(),
+            Writer::Input => Arc::from(INPUT_WRITER),
+            Writer::End => Arc::from(END_WRITER),
         };
         let changes = self
             .state
@@ -1074,7 +952,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
         self.record(&changes);
         self.next.clear();
         match writer {
-            None => {
+            // Nothing is next: the thread has ended.
+            Writer::End => {}
+            Writer::Input => {
                 for &t in &g.start_edges {
                     self.next.pull(t);
                 }
@@ -1082,7 +962,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     follow_route(g, b, &self.state, "START", &mut self.next)?;
                 }
             }
-            Some(i) => {
+            Writer::Node(i) => {
                 let node = &g.nodes[i];
                 self.next.from(|| node.name.to_string());
                 for &t in &node.edges {
