@@ -270,7 +270,7 @@ enum StepEnd<S> {
     /// Tasks interrupted: the step is not committed; the values are the state with
     /// the finished tasks' writes applied. With an error, a resume value was refused
     /// (its interrupt is pending again): the run pauses, then fails with it.
-    Paused(S, Vec<Interrupt>, Option<RunError>),
+    Paused(S, Vec<Interrupt>, Option<Box<RunError>>),
 }
 
 impl<'g, S: GraphState> Loop<'g, S> {
@@ -746,7 +746,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     self.next.put_back(tasks);
                     let paused = self.pause(values, interrupts).await?;
                     return match refused {
-                        Some(e) => Err(e),
+                        Some(e) => Err(*e),
                         None => Ok(paused),
                     };
                 }
@@ -1251,7 +1251,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     source,
                 })?;
             let interrupts = outcome.interrupts.into_iter().map(|(_, i)| i).collect();
-            let refused = outcome.refused.map(|(_, e)| e);
+            let refused = outcome.refused.map(|r| Box::new(r.1));
             return Ok(StepEnd::Paused(values, interrupts, refused));
         }
         let mut outputs: Vec<NodeOutput<S>> = outcome

@@ -81,7 +81,8 @@ pub(crate) struct Outcome<S: GraphState> {
     pub(crate) failure: Option<(usize, RunError)>,
     /// The first task (in task order) that paused again because its answer did not
     /// decode: the run pauses, then fails with this error.
-    pub(crate) refused: Option<(usize, RunError)>,
+    /// (Boxed: an outcome is moved every step, and a refusal is rare.)
+    pub(crate) refused: Option<Box<(usize, RunError)>>,
 }
 
 fn input_of<'a, S>(task: &'a Task, state: &'a S) -> TaskInput<'a, S> {
@@ -212,7 +213,7 @@ async fn settle<S: GraphState>(
                     expects,
                     ..
                 }) = pause
-                    && outcome.refused.as_ref().is_none_or(|(j, _)| i < *j)
+                    && outcome.refused.as_ref().is_none_or(|r| i < r.0)
                 {
                     let error = RunError::InvalidResume {
                         interrupt: interrupt.id.clone(),
@@ -220,7 +221,7 @@ async fn settle<S: GraphState>(
                         expected: (*expects).to_string(),
                         reason: reason.clone(),
                     };
-                    outcome.refused = Some((i, error));
+                    outcome.refused = Some(Box::new((i, error)));
                 }
                 Ok(None)
             }
