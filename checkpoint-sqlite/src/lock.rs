@@ -1,6 +1,8 @@
 //! One writer per thread across processes: an exclusive operating-system lock on a
 //! file per thread, in a directory beside the database. The operating system drops the
-//! lock when its process ends, however it ends.
+//! lock when its process ends, however it ends; a released lock removes its file (and
+//! the directory once it is empty), so only a killed process leaves one behind, and
+//! the next lock of that thread reuses it.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
@@ -28,25 +30,85 @@ fn lock_path(db: &Path, thread_id: &str) -> PathBuf {
     lock_dir(db).join(format!("{name}.lock"))
 }
 
+/// A held thread lock. Its file is removed when it is released (while still held),
+/// so a database's `<db>.locks/` holds files only for threads being written.
+struct HeldFile {
+    // Dropped after `drop` has removed the path: the lock is released last.
+    _file: File,
+    path: PathBuf,
+}
+
+impl Drop for HeldFile {
+    fn drop(&mut self) {
+        // A waiter that opened this file before it was removed finds, once it gets
+        // the lock, that the path names another file (or none) and tries again.
+        let _ = std::fs::remove_file(&self.path);
+        if let Some(dir) = self.path.parent() {
+            // Only succeeds when no other thread's file is left.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+/// Whether `file` is still the file at `path` (not one removed by a previous
+/// holder after this process opened it).
+#[cfg(unix)]
+fn still_at(file: &File, path: &Path) -> std::io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let held = file.metadata()?;
+    match std::fs::metadata(path) {
+        Ok(now) => Ok(now.dev() == held.dev() && now.ino() == held.ino()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Without inode numbers to compare, lock files are kept (see [`HeldFile`]).
+#[cfg(not(unix))]
+fn still_at(_file: &File, _path: &Path) -> std::io::Result<bool> {
+    Ok(true)
+}
+
+/// Opens (creating) the lock file at `path`, and its directory if another process
+/// just removed it.
+fn open_lock_file(path: &Path) -> std::io::Result<File> {
+    let mut tries = 0;
+    loop {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        match OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 100 => tries += 1,
+            done => return done,
+        }
+    }
+}
+
 /// Locks the thread's file, trying every [`POLL`] until `wait` has passed.
-fn lock_blocking(db: &Path, thread_id: &str, wait: Duration) -> Result<File, Failure> {
+fn lock_blocking(db: &Path, thread_id: &str, wait: Duration) -> Result<HeldFile, Failure> {
     let path = lock_path(db, thread_id);
     let failed = |source| SqliteError::Lock {
         thread_id: thread_id.to_string(),
         path: path.clone(),
         source,
     };
-    std::fs::create_dir_all(lock_dir(db)).map_err(failed)?;
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(failed)?;
+    let mut file = open_lock_file(&path).map_err(failed)?;
     let started = Instant::now();
     loop {
         match file.try_lock() {
-            Ok(()) => return Ok(file),
+            Ok(()) if still_at(&file, &path).map_err(failed)? => {
+                return Ok(HeldFile { _file: file, path });
+            }
+            // Locked a file its last holder removed on release: take the new one.
+            Ok(()) => {
+                file = open_lock_file(&path).map_err(failed)?;
+                continue;
+            }
             Err(TryLockError::WouldBlock) => {}
             Err(TryLockError::Error(e)) => return Err(failed(e).into()),
         }
@@ -60,6 +122,17 @@ fn lock_blocking(db: &Path, thread_id: &str, wait: Duration) -> Result<File, Fai
         }
         std::thread::sleep(POLL.min(wait - waited));
     }
+}
+
+/// Removes the lock file of `thread_id` if no run holds it (a file left by a killed
+/// process); does nothing otherwise.
+pub(crate) fn remove_stale(db: &Path, thread_id: &str) {
+    let path = lock_path(db, thread_id);
+    if !path.exists() {
+        return;
+    }
+    // Released (and so removed) at once when the lock is free.
+    drop(lock_blocking(db, thread_id, Duration::ZERO));
 }
 
 /// Holds `thread_id` of the database at `db` (on the blocking pool when inside a

@@ -102,6 +102,9 @@ impl SqliteOptions {
 /// hash of its id; `<database>` is the file's canonical path, so a symbolic link or
 /// another spelling of the path shares the locks), so runs of one thread in any processes sharing the file take turns
 /// (see [`CheckpointSaver::lock_thread`]); a process that dies releases its locks.
+/// A released lock removes its file (and the directory once empty), so the directory
+/// exists only while some thread is being written, or after a killed run (whose
+/// file the next lock of that thread, or `delete_thread`, removes).
 #[derive(Clone)]
 pub struct SqliteSaver {
     conn: Arc<Mutex<Connection>>,
@@ -360,8 +363,15 @@ impl CheckpointSaver for SqliteSaver {
 
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         let thread_id = thread_id.to_string();
+        let db = self.lock_base.clone();
         self.run("delete_thread", move |conn, _| {
-            threads::delete_thread(conn, &thread_id)
+            threads::delete_thread(conn, &thread_id)?;
+            // A lock file a killed process left behind goes too (one a live run
+            // holds stays).
+            if let Some(db) = db {
+                lock::remove_stale(&db, &thread_id);
+            }
+            Ok(())
         })
     }
 

@@ -109,3 +109,80 @@ async fn the_lock_follows_the_file_not_the_path_string() {
     drop(via_link);
     assert!(!dir.path().join("link.db.locks").exists());
 }
+
+fn lock_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// A released lock removes its file, and the directory once it is empty: runs,
+/// tests and doc-tests leave no `<db>.locks` behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn released_locks_leave_no_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("clean.db");
+    let locks = dir.path().join("clean.db.locks");
+    let saver = SqliteSaver::open(&path).unwrap();
+    let a = saver.lock_thread("a", Duration::ZERO).await.unwrap();
+    let b = saver.lock_thread("b", Duration::ZERO).await.unwrap();
+    assert_eq!(lock_files(&locks).len(), 2);
+    drop(a);
+    assert_eq!(
+        lock_files(&locks).len(),
+        1,
+        "b's file stays while b is held"
+    );
+    drop(b);
+    assert!(!locks.exists(), "{:?}", lock_files(&locks));
+}
+
+/// A run waiting on a lock file that its holder removes on release must not end up
+/// holding the removed file while a newcomer holds the new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_and_a_newcomer_never_share_a_thread_after_its_file_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("race.db");
+    let (a, b, c) = (
+        SqliteSaver::open(&path).unwrap(),
+        SqliteSaver::open(&path).unwrap(),
+        SqliteSaver::open(&path).unwrap(),
+    );
+    for _ in 0..20 {
+        let held = a.lock_thread("t", Duration::ZERO).await.unwrap();
+        let b2 = b.clone();
+        let waiter = tokio::spawn(async move { b2.lock_thread("t", Duration::from_secs(5)).await });
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        drop(held);
+        let b_held = waiter.await.unwrap().expect("the waiter gets the thread");
+        match c.lock_thread("t", Duration::ZERO).await {
+            Err(CheckpointError::ThreadBusy { .. }) => {}
+            other => panic!("the newcomer must wait while the waiter holds the thread: {other:?}"),
+        }
+        drop(b_held);
+        drop(c.lock_thread("t", Duration::ZERO).await.unwrap());
+    }
+}
+
+/// `delete_thread` also removes a lock file a killed process left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_thread_removes_its_stale_lock_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stale.db");
+    let locks = dir.path().join("stale.db.locks");
+    let saver = SqliteSaver::open(&path).unwrap();
+    let held = saver.lock_thread("t", Duration::ZERO).await.unwrap();
+    let file = lock_files(&locks).pop().unwrap();
+    drop(held);
+    // What a process killed while holding the thread leaves: an unheld file.
+    std::fs::create_dir_all(&locks).unwrap();
+    std::fs::File::create(&file).unwrap();
+    saver.delete_thread("t").await.unwrap();
+    assert!(!file.exists());
+    // A lock held by a live run is left alone.
+    let held = saver.lock_thread("u", Duration::ZERO).await.unwrap();
+    saver.delete_thread("u").await.unwrap();
+    assert_eq!(lock_files(&locks).len(), 1);
+    drop(held);
+}
