@@ -3,36 +3,12 @@
 use std::collections::BTreeMap;
 
 use deadpool_postgres::Client;
-use stategraph::checkpoint::record::{Place, checkpoint_what};
+use stategraph::checkpoint::record::{
+    LatestStep, LatestTs, Place, THREAD_TABLES, THREADS_SQL, checkpoint_what,
+};
 use stategraph::checkpoint::{ThreadInfo, needed_ranges};
 
 use crate::store::{Result, decode, decode_checkpoint, read_tx};
-
-/// The fields of a thread's newest checkpoint and its metadata that
-/// `list_threads` reports; the rest of the records is not decoded.
-#[derive(serde::Deserialize)]
-struct LatestTs {
-    ts: String,
-}
-
-#[derive(serde::Deserialize)]
-struct LatestStep {
-    step: i64,
-}
-
-/// Per thread: its checkpoint count and the last stored checkpoint of its first
-/// namespace (the root's, when it has one); the order of different namespaces'
-/// checkpoints is not recorded. Duplicates (equal `seq`, which only writers that did
-/// not hold the thread can make) are skipped below.
-const THREADS_SQL: &str = "SELECT c.thread_id, g.n, c.checkpoint_id, c.checkpoint, c.metadata,
-            c.checkpoint_ns
-     FROM (SELECT thread_id, COUNT(*) AS n, MIN(checkpoint_ns) AS ns
-           FROM stategraph_checkpoints GROUP BY thread_id) AS g
-     JOIN stategraph_checkpoints AS c
-       ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.ns
-      AND c.seq = (SELECT MAX(seq) FROM stategraph_checkpoints AS m
-                   WHERE m.thread_id = g.thread_id AND m.checkpoint_ns = g.ns)
-     ORDER BY c.thread_id, c.checkpoint_id DESC";
 
 pub(crate) async fn list_threads(client: &mut Client, limit: usize) -> Result<Vec<ThreadInfo>> {
     let tx = read_tx(client).await?;
@@ -69,15 +45,9 @@ pub(crate) async fn list_threads(client: &mut Client, limit: usize) -> Result<Ve
     Ok(out)
 }
 
-const TABLES: [&str; 3] = [
-    "stategraph_checkpoints",
-    "stategraph_writes",
-    "stategraph_values",
-];
-
 pub(crate) async fn delete_thread(client: &mut Client, thread_id: &str) -> Result<()> {
     let tx = client.transaction().await?;
-    for table in TABLES.iter().chain(&["stategraph_cache"]) {
+    for table in THREAD_TABLES.iter().chain(&["stategraph_cache"]) {
         tx.execute(
             &format!("DELETE FROM {table} WHERE thread_id = $1"),
             &[&thread_id],
@@ -93,7 +63,7 @@ pub(crate) async fn copy_thread(client: &mut Client, from: &str, to: &str) -> Re
         return Ok(());
     }
     let tx = client.transaction().await?;
-    for table in TABLES {
+    for table in THREAD_TABLES {
         tx.execute(&format!("DELETE FROM {table} WHERE thread_id = $1"), &[&to])
             .await?;
     }

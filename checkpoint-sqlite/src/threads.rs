@@ -3,36 +3,12 @@
 use std::collections::BTreeMap;
 
 use rusqlite::Connection;
-use stategraph::checkpoint::record::{Place, checkpoint_what};
+use stategraph::checkpoint::record::{
+    LatestStep, LatestTs, Place, THREAD_TABLES, THREADS_SQL, checkpoint_what,
+};
 use stategraph::checkpoint::{ThreadInfo, needed_ranges};
 
 use crate::store::{Result, decode, decode_checkpoint, read_tx, write_tx};
-
-/// The fields of a thread's newest checkpoint and its metadata that
-/// `list_threads` reports; the rest of the records is not decoded.
-#[derive(serde::Deserialize)]
-struct LatestTs {
-    ts: String,
-}
-
-#[derive(serde::Deserialize)]
-struct LatestStep {
-    step: i64,
-}
-
-/// Per thread: its checkpoint count and the last stored checkpoint of its first
-/// namespace (the root's, when it has one); the order of different namespaces'
-/// checkpoints is not recorded. Duplicates (equal `seq`, which only writers that did
-/// not hold the thread can make) are skipped below.
-const THREADS_SQL: &str = "SELECT c.thread_id, g.n, c.checkpoint_id, c.checkpoint, c.metadata,
-            c.checkpoint_ns
-     FROM (SELECT thread_id, COUNT(*) AS n, MIN(checkpoint_ns) AS ns
-           FROM stategraph_checkpoints GROUP BY thread_id) AS g
-     JOIN stategraph_checkpoints AS c
-       ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.ns
-      AND c.seq = (SELECT MAX(seq) FROM stategraph_checkpoints AS m
-                   WHERE m.thread_id = g.thread_id AND m.checkpoint_ns = g.ns)
-     ORDER BY c.thread_id, c.checkpoint_id DESC";
 
 pub(crate) fn list_threads(conn: &mut Connection, limit: usize) -> Result<Vec<ThreadInfo>> {
     let tx = read_tx(conn)?;
@@ -71,15 +47,9 @@ pub(crate) fn list_threads(conn: &mut Connection, limit: usize) -> Result<Vec<Th
     Ok(out)
 }
 
-const TABLES: [&str; 3] = [
-    "stategraph_checkpoints",
-    "stategraph_writes",
-    "stategraph_values",
-];
-
 pub(crate) fn delete_thread(conn: &mut Connection, thread_id: &str) -> Result<()> {
     let tx = write_tx(conn)?;
-    for table in TABLES.iter().chain(&["stategraph_cache"]) {
+    for table in THREAD_TABLES.iter().chain(&["stategraph_cache"]) {
         tx.execute(
             &format!("DELETE FROM {table} WHERE thread_id = ?1"),
             [thread_id],
@@ -94,7 +64,7 @@ pub(crate) fn copy_thread(conn: &mut Connection, from: &str, to: &str) -> Result
         return Ok(());
     }
     let tx = write_tx(conn)?;
-    for table in TABLES {
+    for table in THREAD_TABLES {
         tx.execute(&format!("DELETE FROM {table} WHERE thread_id = ?1"), [to])?;
     }
     tx.execute(

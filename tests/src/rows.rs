@@ -119,7 +119,8 @@ fn interesting(rng: &mut StdRng) -> Value {
     all[rng.random_range(0..all.len())].clone()
 }
 
-fn count_nodes(v: &Value) -> usize {
+/// The number of JSON nodes in `v` (itself included), in pre-order.
+pub fn count_nodes(v: &Value) -> usize {
     1 + match v {
         Value::Array(a) => a.iter().map(count_nodes).sum(),
         Value::Object(o) => o.values().map(count_nodes).sum(),
@@ -128,7 +129,7 @@ fn count_nodes(v: &Value) -> usize {
 }
 
 /// Replaces the node at pre-order position `*n`; returns whether it did.
-fn replace_nth(v: &mut Value, n: &mut usize, with: &Value) -> bool {
+pub fn replace_nth(v: &mut Value, n: &mut usize, with: &Value) -> bool {
     if *n == 0 {
         *v = with.clone();
         return true;

@@ -16,6 +16,7 @@ use stategraph::checkpoint::{
     InMemorySaver, ListOptions,
 };
 use stategraph::prelude::*;
+use stategraph_tests::rows::{count_nodes, replace_nth};
 
 #[derive(GraphState, Clone, Debug, Default, PartialEq)]
 struct Fz {
@@ -217,28 +218,6 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         )
             .prop_map(|(n, k)| Mutation::RenameKey(n, k.to_string())),
     ]
-}
-
-fn count_nodes(v: &Value) -> usize {
-    1 + match v {
-        Value::Array(a) => a.iter().map(count_nodes).sum(),
-        Value::Object(o) => o.values().map(count_nodes).sum(),
-        _ => 0,
-    }
-}
-
-/// Replaces the node at pre-order position `*n`; returns whether it did.
-fn replace_nth(v: &mut Value, n: &mut usize, with: &Value) -> bool {
-    if *n == 0 {
-        *v = with.clone();
-        return true;
-    }
-    *n -= 1;
-    match v {
-        Value::Array(a) => a.iter_mut().any(|c| replace_nth(c, n, with)),
-        Value::Object(o) => o.values_mut().any(|c| replace_nth(c, n, with)),
-        _ => false,
-    }
 }
 
 fn keys(v: &Value) -> usize {

@@ -225,3 +225,41 @@ mod tests {
         );
     }
 }
+
+/// The query SQL savers list threads with (the same text works on SQLite and
+/// PostgreSQL): per thread, its checkpoint count and the last stored checkpoint of its
+/// first namespace (the root's, when it has one), with columns `thread_id`, count,
+/// `checkpoint_id`, `checkpoint`, `metadata`, `checkpoint_ns`. The order of different
+/// namespaces' checkpoints is not recorded. A thread may come twice when two of its
+/// checkpoints share a `seq` (only writers that did not hold the thread can make
+/// that); savers keep the first.
+pub const THREADS_SQL: &str = "SELECT c.thread_id, g.n, c.checkpoint_id, c.checkpoint, c.metadata,
+            c.checkpoint_ns
+     FROM (SELECT thread_id, COUNT(*) AS n, MIN(checkpoint_ns) AS ns
+           FROM stategraph_checkpoints GROUP BY thread_id) AS g
+     JOIN stategraph_checkpoints AS c
+       ON c.thread_id = g.thread_id AND c.checkpoint_ns = g.ns
+      AND c.seq = (SELECT MAX(seq) FROM stategraph_checkpoints AS m
+                   WHERE m.thread_id = g.thread_id AND m.checkpoint_ns = g.ns)
+     ORDER BY c.thread_id, c.checkpoint_id DESC";
+
+/// The SQL savers' tables that hold a thread's checkpoints, writes and values.
+pub const THREAD_TABLES: [&str; 3] = [
+    "stategraph_checkpoints",
+    "stategraph_writes",
+    "stategraph_values",
+];
+
+/// The one field of a checkpoint record that thread listings read.
+#[derive(serde::Deserialize)]
+pub struct LatestTs {
+    /// When the checkpoint was written.
+    pub ts: String,
+}
+
+/// The one field of a metadata record that thread listings read.
+#[derive(serde::Deserialize)]
+pub struct LatestStep {
+    /// The checkpoint's step.
+    pub step: i64,
+}
