@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use crate::cache::CachePolicy;
-use crate::compile::{BuildError, CompileOptions, CompiledGraph};
 use crate::node::PayloadCodec;
 use crate::node::{
     End, Goto, Node, NodeContext, NodeDef, NodeError, NodeHandle, NodeReturn, Route, Runner, Start,
@@ -475,22 +474,6 @@ impl<S: GraphState> StateGraph<S> {
             self.reads.push((endpoint, key.index()));
         }
         self
-    }
-
-    /// Checks the graph and makes it runnable.
-    ///
-    /// # Errors
-    /// A [`BuildError`] listing every problem found.
-    pub fn compile(&self) -> Result<CompiledGraph<S>, BuildError> {
-        crate::compile::compile(self, CompileOptions::new())
-    }
-
-    /// Checks the graph and makes it runnable with `options` (a checkpointer, ...).
-    ///
-    /// # Errors
-    /// A [`BuildError`] listing every problem found.
-    pub fn compile_with(&self, options: CompileOptions) -> Result<CompiledGraph<S>, BuildError> {
-        crate::compile::compile(self, options)
     }
 }
 

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::checkpoint::{PendingWrite, SaverResult};
-use crate::node::BoxFuture;
+use crate::future::BoxFuture;
 
 /// How a node's results are reused.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -4,16 +4,15 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-mod answer;
 pub mod builder;
 pub mod cache;
 pub mod checkpoint;
 pub mod compile;
+mod future;
 mod mermaid;
 pub mod node;
 pub mod retry;
 pub mod runtime;
-mod send;
 pub mod state;
 pub mod stream;
 
@@ -34,12 +33,12 @@ pub use node::{
     NodeError, NodeFn, NodeHandle, NodeOutput, NodeRef, NodeResult, NodeReturn, Resume, Route,
     START, Start,
 };
+pub use node::{IntoPayload, Send};
 pub use retry::RetryPolicy;
 pub use runtime::{
     Durability, NodePanic, RunConfig, RunError, RunInput, RunOutput, StateSnapshot, TaskSnapshot,
     UpdateAs,
 };
-pub use send::{IntoPayload, Send};
 pub use state::{
     Add, Addable, Append, Change, ChangeSet, ChannelInfo, ChannelKey, ChannelWrite, Checkpointable,
     CodecError, GraphState, IntoChannelValue, InvalidUpdate, LastValue, Merge, Mergeable, Message,

@@ -146,3 +146,6 @@ pub enum CheckpointError {
         reason: String,
     },
 }
+
+/// The result of a saver operation.
+pub type SaverResult<T> = Result<T, CheckpointError>;

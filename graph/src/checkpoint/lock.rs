@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::error::CheckpointError;
-use super::saver::SaverResult;
+use super::error::SaverResult;
 
 /// Proof that the holder is the only run writing to a thread; the thread is released
 /// when it is dropped.

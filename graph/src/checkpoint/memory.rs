@@ -5,13 +5,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
 use super::by_id::ById;
+use super::error::SaverResult;
 use super::lock::{LocalThreadLocks, ThreadLock};
-use super::saver::{CheckpointSaver, SaverResult};
+use super::saver::CheckpointSaver;
 use super::types::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
     SaveOp, StoredValue, ThreadInfo,
 };
-use crate::node::BoxFuture;
+use crate::future::BoxFuture;
 
 #[derive(Clone)]
 struct Entry {

@@ -10,10 +10,10 @@ mod saver;
 mod types;
 mod values;
 
-pub use error::CheckpointError;
+pub use error::{CheckpointError, SaverResult};
 pub use lock::{LocalThreadLocks, ThreadLock};
 pub use memory::{InMemorySaver, needed_ranges, needed_values};
-pub use saver::{CheckpointSaver, SaverResult};
+pub use saver::CheckpointSaver;
 pub use types::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,
     CheckpointTuple, ListOptions, PendingWrite, PlannedTask, SaveOp, StepRecord, StoredValue,

@@ -2,16 +2,13 @@
 
 use std::time::Duration;
 
-use super::error::CheckpointError;
+use super::error::SaverResult;
 use super::lock::ThreadLock;
 use super::types::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
     SaveOp, StoredValue, ThreadInfo,
 };
-use crate::node::BoxFuture;
-
-/// The result of a saver operation.
-pub type SaverResult<T> = Result<T, CheckpointError>;
+use crate::future::BoxFuture;
 
 /// Storage for checkpoints, pending writes and channel values, per thread.
 ///

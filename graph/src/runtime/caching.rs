@@ -104,7 +104,7 @@ pub(crate) async fn lookup<S: GraphState>(
         };
         let (input, seen) = match &task.payload {
             Some(payload) => {
-                let send = crate::send::Send::<S>::from_parts(node.name.clone(), payload.clone());
+                let send = crate::node::Send::<S>::from_parts(node.name.clone(), payload.clone());
                 // A payload that cannot be encoded cannot be keyed: the task just runs.
                 let Ok(encoded) = persist::encode_payload(g, &send) else {
                     probes.push(None);

@@ -494,14 +494,14 @@ impl<'g, S: GraphState> Loop<'g, S> {
                         // The last record of a task is the call it waits at.
                         if let Some(index) = w
                             .value
-                            .get(crate::answer::RECORD_INDEX)
+                            .get(crate::node::answer::RECORD_INDEX)
                             .and_then(serde_json::Value::as_u64)
                         {
                             paused_at.insert(w.task_id.clone(), index);
                         }
                         if let Some(expects) = w
                             .value
-                            .get(crate::answer::RECORD_EXPECTS)
+                            .get(crate::node::answer::RECORD_EXPECTS)
                             .and_then(serde_json::Value::as_str)
                         {
                             p.expects.insert(w.task_id.clone(), expects.to_string());
@@ -1124,7 +1124,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 let node = g.nodes[task.node].name.to_string();
                 let input = match &task.payload {
                     Some(p) => {
-                        let send = crate::send::Send::<S>::from_parts(
+                        let send = crate::node::Send::<S>::from_parts(
                             g.nodes[task.node].name.clone(),
                             p.clone(),
                         );
@@ -1463,7 +1463,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             let name = self.g.nodes[node].name.clone();
             let payload = match payload {
                 Some(p) => {
-                    let send = crate::send::Send::<S>::from_parts(name.clone(), p);
+                    let send = crate::node::Send::<S>::from_parts(name.clone(), p);
                     Some(persist::encode_payload(self.g, &send)?)
                 }
                 None => None,

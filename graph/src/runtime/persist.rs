@@ -16,8 +16,8 @@ use crate::checkpoint::{
     PendingWrite, StoredValue,
 };
 use crate::compile::Graph;
+use crate::node::Send;
 use crate::node::{Goto, NodeOutput};
-use crate::send::Send;
 use crate::state::{Change, ChangeSet, GraphState, Persistence};
 
 /// Channel `version` of the channel at `index`, 0 when never written.

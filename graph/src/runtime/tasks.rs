@@ -17,8 +17,8 @@ use tracing::Instrument;
 use super::config::RunConfig;
 use super::frontier::Task;
 use super::{NodePanic, RunError};
-use crate::answer::Pause;
 use crate::compile::{CompiledNode, Graph};
+use crate::node::answer::Pause;
 use crate::node::{
     BoxFuture, Interrupt, NodeContext, NodeError, NodeOutput, NodeResult, Runner, TaskInput,
 };
@@ -205,7 +205,7 @@ async fn settle<S: GraphState>(
                         node: node.name.to_string(),
                     });
                 };
-                let pause = crate::answer::pause_of(&e);
+                let pause = crate::node::answer::pause_of(&e);
                 sink.interrupted(i, interrupt, pause).await?;
                 outcome.interrupts.push((i, interrupt.clone()));
                 if let Some(Pause {

@@ -136,7 +136,7 @@ impl Persist {
             else {
                 continue;
             };
-            if let Some(Err(reason)) = crate::answer::check(expects, value) {
+            if let Some(Err(reason)) = crate::node::answer::check(expects, value) {
                 return Err(RunError::InvalidResume {
                     interrupt: interrupt.id.clone(),
                     node: interrupt.node.clone(),
@@ -247,7 +247,7 @@ impl<S: GraphState> TaskSink<S> for PersistSink<'_, S> {
         &'a mut self,
         task: usize,
         interrupt: &'a Interrupt,
-        pause: Option<&'a crate::answer::Pause>,
+        pause: Option<&'a crate::node::answer::Pause>,
     ) -> BoxFuture<'a, Result<(), RunError>> {
         Box::pin(async move {
             let id = self.ids.get(task).cloned().unwrap_or_default();
@@ -264,8 +264,8 @@ impl<S: GraphState> TaskSink<S> for PersistSink<'_, S> {
                 })
             })?;
             if let (Some(p), Some(record)) = (pause, value.as_object_mut()) {
-                record.insert(crate::answer::RECORD_EXPECTS.into(), p.expects.into());
-                record.insert(crate::answer::RECORD_INDEX.into(), p.index.into());
+                record.insert(crate::node::answer::RECORD_EXPECTS.into(), p.expects.into());
+                record.insert(crate::node::answer::RECORD_INDEX.into(), p.index.into());
             }
             let write = PendingWrite {
                 task_id: id,

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::key::ChannelInfo;
+use super::channel::ChannelInfo;
 use super::reducer::{MessageList, Sequence};
 
 /// Types that can be stored in a checkpoint: `Serialize + DeserializeOwned`.

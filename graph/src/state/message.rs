@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::reducer::{Change, ReduceError};
+use super::change::{Change, ReduceError};
 
 /// A message type the `messages` reducer can keep: anything with an optional id.
 ///

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use super::GraphState;
-use super::key::{ChannelInfo, ChannelKey};
-use super::reducer::{Change, ReduceError, Reducer};
+use super::change::{Change, ReduceError};
+use super::channel::{ChannelInfo, ChannelKey};
+use super::reducer::Reducer;
 
 /// One channel's slot in a partial update.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,42 +15,6 @@ pub enum ChannelWrite<T, U> {
     /// Replaces the value, bypassing the reducer; wins over the step's other writes to
     /// the channel (LangGraph's `Overwrite`).
     Overwrite(T),
-}
-
-/// One task's contribution to a superstep: who wrote it and what.
-pub struct Write<S: GraphState> {
-    /// The writer's name (a node name), used in error messages.
-    pub writer: Arc<str>,
-    /// The partial update.
-    pub update: S::Update,
-}
-
-impl<S: GraphState> Write<S> {
-    /// A write of `update` by `writer`.
-    pub fn new(writer: impl Into<Arc<str>>, update: S::Update) -> Self {
-        Self {
-            writer: writer.into(),
-            update,
-        }
-    }
-}
-
-impl<S: GraphState> Clone for Write<S> {
-    fn clone(&self) -> Self {
-        Self {
-            writer: self.writer.clone(),
-            update: self.update.clone(),
-        }
-    }
-}
-
-impl<S: GraphState> std::fmt::Debug for Write<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Write")
-            .field("writer", &self.writer)
-            .field("update", &self.update)
-            .finish()
-    }
 }
 
 /// Converts a builder argument into a channel's value or item type.

@@ -1,9 +1,7 @@
-//! Typed channel keys and the static description of every channel of a state.
+//! Channels described: the static metadata of every channel of a state, and the
+//! typed keys the public API names channels with.
 
-use std::fmt;
 use std::marker::PhantomData;
-
-use super::GraphState;
 
 /// Whether a channel is written to checkpoints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -69,18 +67,6 @@ impl<S, T> ChannelKey<S, T> {
     }
 }
 
-impl<S: GraphState, T> ChannelKey<S, T> {
-    /// The channel's metadata.
-    pub fn info(self) -> &'static ChannelInfo {
-        &S::CHANNELS[self.index]
-    }
-
-    /// The channel's name (its field name).
-    pub fn name(self) -> &'static str {
-        self.info().name
-    }
-}
-
 impl<S, T> Clone for ChannelKey<S, T> {
     fn clone(&self) -> Self {
         *self
@@ -96,10 +82,5 @@ impl<S, T> Eq for ChannelKey<S, T> {}
 impl<S, T> std::hash::Hash for ChannelKey<S, T> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.index.hash(state);
-    }
-}
-impl<S: GraphState, T> fmt::Debug for ChannelKey<S, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ChannelKey({})", self.name())
     }
 }

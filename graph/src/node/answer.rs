@@ -12,7 +12,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value;
 
-use crate::node::Interrupt;
+use super::interrupt::Interrupt;
 
 type Checker = fn(&Value) -> Result<(), String>;
 

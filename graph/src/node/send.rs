@@ -6,7 +6,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::node::NodeRef;
+use super::naming::NodeRef;
 use crate::state::GraphState;
 
 /// Runs a node on its own input in the next superstep (LangGraph's `Send`): map-reduce

@@ -1,0 +1,181 @@
+//! [`NodeContext`]: what a node receives when it runs (its step, attempt and
+//! thread, `interrupt` to pause, `emit` to stream).
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::error::NodeError;
+use super::interrupt::{Interrupt, interrupt_id};
+
+/// What a node receives when it runs.
+pub struct NodeContext {
+    pub(crate) node: Arc<str>,
+    pub(crate) step: usize,
+    pub(crate) attempt: u32,
+    pub(crate) thread_id: Option<Arc<str>>,
+    /// Identifies the task within its checkpoint (interrupt ids derive from it).
+    pub(crate) task_key: Arc<str>,
+    /// Resume values for this task's `interrupt` calls, in call order.
+    pub(crate) resume: Arc<[serde_json::Value]>,
+    pub(crate) interrupts_called: std::sync::atomic::AtomicUsize,
+    /// Where `emit` sends custom events (set when the run is streamed with `CUSTOM`).
+    pub(crate) custom: Option<crate::stream::CustomSink>,
+}
+
+impl Clone for NodeContext {
+    fn clone(&self) -> Self {
+        Self {
+            node: self.node.clone(),
+            step: self.step,
+            attempt: self.attempt,
+            thread_id: self.thread_id.clone(),
+            task_key: self.task_key.clone(),
+            resume: self.resume.clone(),
+            interrupts_called: std::sync::atomic::AtomicUsize::new(
+                self.interrupts_called
+                    .load(std::sync::atomic::Ordering::Relaxed),
+            ),
+            custom: self.custom.clone(),
+        }
+    }
+}
+
+impl fmt::Debug for NodeContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeContext")
+            .field("node", &self.node)
+            .field("step", &self.step)
+            .field("attempt", &self.attempt)
+            .field("thread_id", &self.thread_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NodeContext {
+    /// Sends `value` to the run's stream as a `custom` event, while the node is still
+    /// running. Waits while the stream's buffer is full; does nothing when the run is
+    /// not streamed with `StreamMode::CUSTOM`.
+    ///
+    /// # Errors
+    /// `value` does not serialize.
+    pub async fn emit(&self, value: impl serde::Serialize) -> Result<(), NodeError> {
+        let Some(sink) = &self.custom else {
+            return Ok(());
+        };
+        let value = serde_json::to_value(value).map_err(|e| {
+            NodeError::msg(format!(
+                "custom event of node `{}` does not serialize: {e}",
+                self.node
+            ))
+        })?;
+        sink(self.node.to_string(), value).await;
+        Ok(())
+    }
+
+    /// The running node's name.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// The superstep number (0 for the first step after the input).
+    pub fn step(&self) -> usize {
+        self.step
+    }
+
+    /// Which attempt this is, starting at 1 (greater with a retry policy).
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The thread the run belongs to, if the run config names one.
+    pub fn thread_id(&self) -> Option<&str> {
+        self.thread_id.as_deref()
+    }
+
+    /// Pauses the run for outside input (human in the loop).
+    ///
+    /// The n-th call in a run of this task returns the n-th resume value given with
+    /// `Command::resume(..)`, decoded as `R`. Without one, it returns an error carrying
+    /// an [`Interrupt`] with `value`: propagate it with `?`, and the run stops after the
+    /// step's other tasks finish. On resume the node runs again from its start, so code
+    /// before the call runs again; earlier calls return their earlier answers.
+    ///
+    /// Needs a checkpointer (the run fails clearly without one). Interrupts are never
+    /// retried by a retry policy.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Refund {
+    ///     amount: u32,
+    ///     approved_by: Option<String>,
+    /// }
+    ///
+    /// #[node]
+    /// fn approve(r: &Refund, ctx: &NodeContext) -> Result<RefundUpdate, NodeError> {
+    ///     let who: String = ctx.interrupt(json!({ "approve refund of": r.amount }))?;
+    ///     Ok(Refund::update().approved_by(Some(who)))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let graph = StateGraph::<Refund>::new()
+    ///     .add_node(approve)
+    ///     .add_edge(START, approve)
+    ///     .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()))?;
+    /// let thread = RunConfig::new().thread("refund-9");
+    ///
+    /// let paused = graph.invoke(Refund::update().amount(120u32), &thread).await?;
+    /// assert_eq!(paused.interrupts[0].node, "approve");
+    /// assert_eq!(paused.interrupts[0].value["approve refund of"], 120);
+    ///
+    /// let done = graph.invoke(Command::resume("grace"), &thread).await?;
+    /// assert_eq!(done.values.approved_by.as_deref(), Some("grace"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// A resume value that does not decode as `R` is refused: the run fails with
+    /// [`RunError::InvalidResume`](crate::RunError::InvalidResume) and the same
+    /// interrupt stays pending, so the next resume answers it afresh. (When the
+    /// resuming process has seen a node ask for `R`, the value is refused before the
+    /// node runs and nothing is saved.)
+    ///
+    /// # Errors
+    /// The interrupt (to propagate), or a `value` that does not serialize.
+    pub fn interrupt<T: serde::Serialize, R: serde::de::DeserializeOwned>(
+        &self,
+        value: T,
+    ) -> Result<R, NodeError> {
+        let n = self
+            .interrupts_called
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let expects = super::answer::expect::<R>();
+        // A refused answer raises the interrupt again: the next resume replaces it.
+        let refused = match self.resume.get(n) {
+            Some(answer) => match <R as serde::Deserialize>::deserialize(answer) {
+                Ok(decoded) => return Ok(decoded),
+                Err(e) => Some(e.to_string()),
+            },
+            None => None,
+        };
+        let value = serde_json::to_value(value).map_err(|e| {
+            NodeError::msg(format!(
+                "interrupt value of node `{}` does not serialize: {e}",
+                self.node
+            ))
+        })?;
+        Err(NodeError::new(super::answer::Pause {
+            interrupt: Interrupt {
+                id: interrupt_id(&self.task_key, n),
+                node: self.node.to_string(),
+                value,
+            },
+            index: n,
+            expects,
+            refused,
+        }))
+    }
+}

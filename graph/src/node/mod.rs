@@ -1,0 +1,31 @@
+//! Nodes: what `#[node]` turns a function into, what a node may return, and the
+//! values (`Command`, `Send`, `Route`) that steer the graph.
+//!
+//! From the bottom up: `naming` (the traits that name a node), `send` and
+//! `output` (what a run produces), `interrupt`, `answer` and `context` (what a
+//! node receives), `def` (node values and their erased runners) and `control`
+//! (`Command`, `Route`).
+
+pub(crate) mod answer;
+mod context;
+mod control;
+mod def;
+mod error;
+mod interrupt;
+mod naming;
+mod output;
+mod payload;
+mod send;
+
+pub use crate::future::BoxFuture;
+pub use context::NodeContext;
+pub use control::{Command, IntoGoto, Resume, Route};
+pub(crate) use def::{AsyncRunner, SyncRunner};
+pub use def::{Node, NodeDef, NodeFn, NodeHandle, Runner, TaskInput};
+pub use error::NodeError;
+pub use interrupt::Interrupt;
+pub(crate) use interrupt::interrupt_id;
+pub use naming::{NamedNode, NodeRef};
+pub use output::{END, End, Goto, NodeOutput, NodeResult, NodeReturn, START, Start, update_output};
+pub use payload::{OpaquePayload, PayloadCodec, PayloadProbe, SerdePayload};
+pub use send::{IntoPayload, Send};
