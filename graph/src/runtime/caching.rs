@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::RunError;
 use super::config::RunConfig;
+use super::error::RunError;
 use super::frontier::Task;
 use super::persist::{self, Versions};
 use super::tasks::Known;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::RunError;
+use super::error::RunError;
 use crate::checkpoint::{
     CHECKPOINT_FORMAT, CheckpointConfig, CheckpointError, CheckpointSaver, CheckpointTuple,
     PendingWrite, StoredValue,

@@ -7,7 +7,9 @@ use crate::compile::CompiledGraph;
 use crate::node::Interrupt;
 use crate::state::{GraphState, Write};
 
-use super::{RunConfig, RunError, persist};
+use super::config::RunConfig;
+use super::error::RunError;
+use super::persist;
 
 /// One task of the step after a checkpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,13 +118,14 @@ impl<S: GraphState> CompiledGraph<S> {
             // Exactly what a run continuing from here would start from: saved outputs
             // of finished tasks applied, resume commands replayed, interrupts waiting.
             let config = RunConfig::new();
-            let lp = super::Loop::inspect(g, &config, saver, &tuple).await?;
+            let lp = super::run_loop::Loop::inspect(g, &config, saver, &tuple).await?;
             let planned: Vec<(String, bool)> = lp
                 .next
                 .planned()
                 .map(|(n, payload)| (g.nodes[n].name.to_string(), payload.is_some()))
                 .collect();
-            let ids = super::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
+            let ids =
+                super::algo::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
             let mut values = lp.state.clone();
             let mut writes = Vec::new();
             let mut interrupts = Vec::new();
@@ -169,7 +172,8 @@ impl<S: GraphState> CompiledGraph<S> {
                 .collect();
             (restored.state, planned, Vec::new())
         };
-        let ids = super::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
+        let ids =
+            super::algo::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
         let mut tasks = Vec::new();
         for ((node, _), id) in planned.iter().zip(ids) {
             let (has_writes, mut error) = task_info(&id);

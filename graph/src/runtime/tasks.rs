@@ -15,8 +15,8 @@ use futures::{FutureExt, StreamExt};
 use tracing::Instrument;
 
 use super::config::RunConfig;
+use super::error::{NodePanic, RunError};
 use super::frontier::Task;
-use super::{NodePanic, RunError};
 use crate::compile::{CompiledNode, Graph};
 use crate::node::answer::Pause;
 use crate::node::{

@@ -3,7 +3,11 @@
 
 use std::any::Any;
 
-use super::{Loop, RunConfig, RunError, lookup, persist};
+use super::algo::lookup;
+use super::config::RunConfig;
+use super::error::RunError;
+use super::persist;
+use super::run_loop::Loop;
 use crate::builder::Endpoint;
 use crate::checkpoint::CheckpointSource;
 use crate::compile::CompiledGraph;

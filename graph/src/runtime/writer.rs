@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::error::RunError;
 use super::tasks::TaskSink;
-use super::{RunError, config, persist};
+use super::{config, persist};
 use crate::checkpoint::{CheckpointError, CheckpointSaver, PendingWrite, SaveOp, StepRecord};
 use crate::compile::Graph;
 use crate::node::{BoxFuture, Interrupt, NodeError, NodeOutput, Resume};

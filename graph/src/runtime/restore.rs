@@ -1,0 +1,176 @@
+//! Loading a thread into the loop: state, versions, frontier, saved writes,
+//! pending interrupts and resume answers, from a checkpoint tuple.
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::error::RunError;
+use super::persist;
+use super::run_loop::{COMMAND_TASK, Loop};
+use crate::checkpoint::{CheckpointError, CheckpointTuple, PendingWrite};
+use crate::node::Interrupt;
+use crate::state::GraphState;
+
+impl<'g, S: GraphState> Loop<'g, S> {
+    pub(super) async fn load(&mut self, t: &CheckpointTuple, fork: bool) -> Result<(), RunError> {
+        let Some(p) = &mut self.persist else {
+            return Ok(());
+        };
+        let restored = persist::restore::<S>(&*p.saver, t, &self.g.migrations).await?;
+        self.state = restored.state;
+        self.versions = restored.versions;
+        self.bases = restored.bases;
+        if restored.migrated {
+            // Old blobs keep serving old checkpoints; the migrated values are stored
+            // whole at new versions by the next checkpoint.
+            for info in S::CHANNELS {
+                self.versions[info.index] = self.versions[info.index].saturating_add(1);
+                p.unsaved.record(info.index, crate::state::Change::Replaced);
+            }
+            p.dirty = true;
+        }
+        self.step = t.metadata.step.saturating_add(1);
+        p.parent = t.config.checkpoint_id.clone();
+        if let Some(last) = t.metadata.steps.last() {
+            p.last_writers = last
+                .tasks
+                .iter()
+                .filter(|r| r.wrote)
+                .map(|r| Arc::from(r.node.as_str()))
+                .collect();
+        }
+        let id = &t.checkpoint.id;
+        for planned in &t.checkpoint.next {
+            match &planned.payload {
+                None => {
+                    let i = *self.g.index.get(planned.node.as_str()).ok_or_else(|| {
+                        CheckpointError::UnknownNode {
+                            id: id.clone(),
+                            node: planned.node.clone(),
+                        }
+                    })?;
+                    self.next.pull(i);
+                }
+                Some(payload) => {
+                    let (i, payload) =
+                        persist::decode_payload(self.g, id, &planned.node, payload.clone())?;
+                    self.next.push(i, payload);
+                }
+            }
+        }
+        for (j, sources) in &t.checkpoint.barriers {
+            if let Some(join) = self.g.joins.get(*j) {
+                for (pos, &s) in join.sources.iter().enumerate() {
+                    if sources.iter().any(|n| *n == *self.g.nodes[s].name) {
+                        self.barriers[*j][pos] = true;
+                    }
+                }
+            }
+        }
+        if fork {
+            // A new branch from an older checkpoint must not reuse version numbers
+            // another branch already stored values under: each channel moves past the
+            // thread's highest version and is stored whole by the next checkpoint.
+            for info in S::CHANNELS {
+                let i = info.index;
+                let highest = p.saver.max_version(&t.config, info.name).await?;
+                if let Some(highest) = highest.filter(|h| *h > self.versions[i]) {
+                    self.versions[i] = highest.saturating_add(1);
+                    self.bases[i] = None;
+                    p.unsaved.record(i, crate::state::Change::Replaced);
+                }
+            }
+        }
+        if !fork {
+            let mut writes: Vec<&PendingWrite> = t.pending_writes.iter().collect();
+            writes.sort_by(|a, b| (&a.task_id, a.idx).cmp(&(&b.task_id, b.idx)));
+            let mut paused_at: HashMap<String, u64> = HashMap::new();
+            for w in writes {
+                match w.channel.as_str() {
+                    persist::WRITE_ERROR => {}
+                    persist::WRITE_REJECTED => p.reruns += 1,
+                    persist::WRITE_INTERRUPT => {
+                        let i =
+                            serde_json::from_value::<Interrupt>(w.value.clone()).map_err(|e| {
+                                CheckpointError::InvalidWrite {
+                                    thread: p.thread.clone(),
+                                    checkpoint: id.clone(),
+                                    task: w.task_id.clone(),
+                                    channel: w.channel.clone(),
+                                    reason: format!("not an interrupt: {e}"),
+                                }
+                            })?;
+                        // The last record of a task is the call it waits at.
+                        if let Some(index) = w
+                            .value
+                            .get(crate::node::answer::RECORD_INDEX)
+                            .and_then(serde_json::Value::as_u64)
+                        {
+                            paused_at.insert(w.task_id.clone(), index);
+                        }
+                        if let Some(expects) = w
+                            .value
+                            .get(crate::node::answer::RECORD_EXPECTS)
+                            .and_then(serde_json::Value::as_str)
+                        {
+                            p.expects.insert(w.task_id.clone(), expects.to_string());
+                        }
+                        p.waiting.insert(w.task_id.clone(), i);
+                    }
+                    persist::WRITE_RESUME => {
+                        p.answers
+                            .entry(w.task_id.clone())
+                            .or_default()
+                            .push(w.value.clone());
+                    }
+                    _ => p
+                        .resumed
+                        .entry(w.task_id.clone())
+                        .or_default()
+                        .push(w.clone()),
+                }
+            }
+            // A task that finished after answering its interrupts is not waiting.
+            let done: Vec<String> = p.resumed.keys().cloned().collect();
+            for id in done {
+                p.waiting.remove(&id);
+            }
+            // Answers from the call a task waits at on are not kept: an answer that
+            // call refused is replaced by the next resume, not added after.
+            for (task, index) in paused_at {
+                if p.waiting.contains_key(&task)
+                    && let Some(answers) = p.answers.get_mut(&task)
+                {
+                    answers.truncate(usize::try_from(index).unwrap_or(usize::MAX));
+                }
+            }
+            // Resume commands given while paused here are applied again, in order.
+            let mut commands: Vec<(usize, Vec<PendingWrite>)> = p
+                .resumed
+                .iter()
+                .filter_map(|(task, writes)| {
+                    let n = task
+                        .strip_prefix(COMMAND_TASK)?
+                        .strip_prefix(':')?
+                        .parse()
+                        .ok()?;
+                    Some((n, writes.clone()))
+                })
+                .collect();
+            commands.sort_by_key(|(n, _)| *n);
+            p.commands = commands.last().map_or(0, |(n, _)| n + 1);
+            let mut outputs = Vec::new();
+            for (_, writes) in &commands {
+                let writes: Vec<&PendingWrite> = writes.iter().collect();
+                outputs.push(persist::decode_output(self.g, &p.thread, id, &writes)?);
+            }
+            for out in outputs {
+                self.apply_command_output(out)?;
+            }
+            if let Some(p) = &mut self.persist {
+                // The replayed commands are part of the loaded step, not new changes.
+                p.dirty = false;
+            }
+        }
+        Ok(())
+    }
+}
