@@ -4,6 +4,11 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+// Generated code names `::stategraph::..`; this lets the crate's own unit tests
+// use `#[derive(GraphState)]` and `#[node]`.
+#[cfg(test)]
+extern crate self as stategraph;
+
 pub mod builder;
 pub mod cache;
 pub mod checkpoint;

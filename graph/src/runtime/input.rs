@@ -7,11 +7,10 @@ use super::algo::{follow_route, schedule};
 use super::error::RunError;
 use super::run_loop::{COMMAND_TASK, END_WRITER, INPUT_WRITER, Loop};
 use super::update::Writer;
-use super::{config, persist};
+use super::{config, events, persist};
 use crate::checkpoint::CheckpointSource;
 use crate::node::{Command, Interrupt, NodeOutput, Resume};
 use crate::state::{ChangeSet, GraphState, Write};
-use crate::stream::{StreamEvent, StreamMode};
 
 impl<'g, S: GraphState> Loop<'g, S> {
     /// Applies a resume command's update and destinations to the paused step.
@@ -140,15 +139,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         for b in &self.g.start_branches {
             follow_route(self.g, b, &self.state, "START", &mut self.next)?;
         }
-        if let Some(em) = &self.emitter
-            && em.wants(StreamMode::VALUES)
-        {
-            em.send(StreamEvent::Values {
-                step: self.step,
-                values: self.state.clone(),
-            })
-            .await;
-        }
+        events::values(self.emitter.as_ref(), self.step, &self.state).await;
         if self
             .persist
             .as_ref()

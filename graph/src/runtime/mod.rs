@@ -7,6 +7,7 @@ mod algo;
 mod caching;
 mod config;
 mod error;
+mod events;
 mod frontier;
 mod input;
 mod persist;

@@ -1,11 +1,15 @@
 //! Loading a thread into the loop: state, versions, frontier, saved writes,
-//! pending interrupts and resume answers, from a checkpoint tuple.
+//! pending interrupts and resume answers, from a checkpoint tuple; and, per step,
+//! what is already known of its tasks from what was saved.
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::config::Durability;
 use super::error::RunError;
 use super::persist;
 use super::run_loop::{COMMAND_TASK, Loop};
+use super::tasks::Known;
 use crate::checkpoint::{CheckpointError, CheckpointTuple, PendingWrite};
 use crate::node::Interrupt;
 use crate::state::GraphState;
@@ -172,5 +176,96 @@ impl<'g, S: GraphState> Loop<'g, S> {
             }
         }
         Ok(())
+    }
+}
+
+impl<S: GraphState> Loop<'_, S> {
+    /// Per task, the key its interrupt ids derive from: `{thread}:{checkpoint}:{id}`.
+    pub(super) fn task_keys(&mut self, ids: &[String]) -> Vec<Arc<str>> {
+        let (thread, checkpoint) = self.persist.as_ref().map_or(("", ""), |p| {
+            (p.thread.as_str(), p.parent.as_deref().unwrap_or_default())
+        });
+        // Written into one reused buffer: only the shared key is allocated.
+        let buf = &mut self.key_buf;
+        ids.iter()
+            .map(|id| {
+                buf.clear();
+                for part in [thread, ":", checkpoint, ":", id.as_str()] {
+                    buf.push_str(part);
+                }
+                Arc::from(buf.as_str())
+            })
+            .collect()
+    }
+
+    /// What is known of the step's tasks before they run. Tasks whose writes were
+    /// saved before a crash or a sibling's failure are not run again: their saved
+    /// writes stand in for them. Tasks waiting on an unanswered interrupt stay
+    /// waiting. Returns, per task, that knowledge and (when some task has answers)
+    /// its resume answers, which are saved before the tasks run, so a later
+    /// interrupt of the same task keeps them (saving the same answer twice is a
+    /// no-op).
+    pub(super) async fn known_tasks(
+        &mut self,
+        ids: &[String],
+        count: usize,
+    ) -> Result<(Vec<Known<S>>, Vec<Arc<[serde_json::Value]>>), RunError> {
+        let g = self.g;
+        let mut known: Vec<Known<S>> = Vec::with_capacity(count);
+        // Per task, when some task has answers (a task without an entry has none).
+        let mut resume: Vec<Arc<[serde_json::Value]>> = Vec::new();
+        let Some(p) = &mut self.persist else {
+            known.resize_with(count, || Known::Run);
+            return Ok((known, resume));
+        };
+        let checkpoint = p.parent.as_deref().unwrap_or_default();
+        let saved = std::mem::take(&mut p.resumed);
+        let mut waiting = std::mem::take(&mut p.waiting);
+        let answers = std::mem::take(&mut p.answers);
+        if !answers.is_empty() {
+            resume.reserve_exact(count);
+        }
+        let mut answer_writes = Vec::new();
+        for id in ids {
+            let given = answers.get(id).cloned().unwrap_or_default();
+            for (n, value) in given.iter().enumerate() {
+                answer_writes.push(PendingWrite {
+                    task_id: id.clone(),
+                    idx: persist::IDX_RESUME + u32::try_from(n).unwrap_or(0),
+                    channel: persist::WRITE_RESUME.to_string(),
+                    value: value.clone(),
+                });
+            }
+            if !answers.is_empty() {
+                resume.push(if given.is_empty() {
+                    self.no_answers.clone()
+                } else {
+                    Arc::from(given)
+                });
+            }
+            // Checked first: removing from a map hashes the key even when empty.
+            let interrupt = if waiting.is_empty() {
+                None
+            } else {
+                waiting.remove(id)
+            };
+            known.push(match (saved.get(id), interrupt) {
+                (Some(writes), _) => {
+                    let writes: Vec<&PendingWrite> = writes.iter().collect();
+                    Known::Output(persist::decode_output(g, &p.thread, checkpoint, &writes)?)
+                }
+                (None, Some(interrupt)) => Known::Waiting(interrupt),
+                (None, None) => Known::Run,
+            });
+        }
+        if !answer_writes.is_empty() {
+            if p.parent.is_some() && p.durability != Durability::Exit {
+                let at = persist::config_at(&p.thread, p.parent.clone());
+                p.saver.put_writes(&at, answer_writes).await?;
+            } else {
+                p.buffered.extend(answer_writes);
+            }
+        }
+        Ok((known, resume))
     }
 }

@@ -12,12 +12,12 @@ use super::error::RunError;
 use super::frontier::{Frontier, Task};
 use super::persist::{Bases, Versions};
 use super::writer::{Persist, SaveQueue};
-use super::{config, persist};
+use super::{config, events, persist};
 use crate::checkpoint::{CheckpointSaver, CheckpointSource, CheckpointTuple};
 use crate::compile::Graph;
 use crate::node::{Interrupt, interrupt_id};
 use crate::state::{ChangeSet, GraphState};
-use crate::stream::{Emitter, StreamEvent, StreamMode};
+use crate::stream::{Emitter, StreamMode};
 
 /// The writer name of a run's input in error messages.
 pub(super) const INPUT_WRITER: &str = "__input__";
@@ -304,15 +304,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
     /// A run that continues a thread streams the values it starts from first (as
     /// LangGraph does), stamped with the step of the checkpoint they come from.
     pub(super) async fn emit_current_values(&self) {
-        if let Some(em) = &self.emitter
-            && em.wants(StreamMode::VALUES)
-        {
-            em.send(StreamEvent::Values {
-                step: self.step.saturating_sub(1),
-                values: self.state.clone(),
-            })
-            .await;
-        }
+        events::values(
+            self.emitter.as_ref(),
+            self.step.saturating_sub(1),
+            &self.state,
+        )
+        .await;
     }
 
     pub(super) fn output(&self, values: S, interrupts: Vec<Interrupt>) -> RunOutput<S> {
@@ -344,12 +341,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
         self.mark_exit_dirty();
         self.finish_failed().await?;
-        if let Some(em) = &self.emitter {
-            em.send(StreamEvent::Interrupt {
-                interrupts: interrupts.clone(),
-            })
-            .await;
-        }
+        events::interrupted(self.emitter.as_ref(), &interrupts).await;
         Ok(self.output(values, interrupts))
     }
 

@@ -1,20 +1,24 @@
-//! Saving the loop: checkpoints, the end of a run, and the record of a rejected
-//! step.
+//! Saving the loop: the history of committed steps, checkpoints, the end of a
+//! run, and the record of a rejected step.
+
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use super::algo::task_ids;
 use super::error::RunError;
+use super::events::CheckpointEvent;
 use super::frontier::Task;
 use super::run_loop::Loop;
+use super::tasks::Marks;
 use super::writer::lock_queue;
 use super::{config, persist};
 use crate::checkpoint::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointMetadata, CheckpointSource, PendingWrite, PlannedTask,
-    SaveOp, new_checkpoint_id,
+    SaveOp, StepRecord, TaskRecord, new_checkpoint_id,
 };
+use crate::node::NodeOutput;
 use crate::state::GraphState;
-use crate::stream::{DebugKind, StreamEvent, StreamMode};
 
 impl<'g, S: GraphState> Loop<'g, S> {
     pub(super) fn planned(&self) -> Result<Vec<PlannedTask>, RunError> {
@@ -104,23 +108,13 @@ impl<'g, S: GraphState> Loop<'g, S> {
             metadata.parents.insert(String::new(), parent.clone());
         }
         let parent = persist::config_at(&p.thread, p.parent.replace(id));
-        // What the checkpoint event needs, copied only when someone listens.
-        let event = self
-            .emitter
-            .as_ref()
-            .filter(|em| em.wants(StreamMode::CHECKPOINTS | StreamMode::DEBUG))
-            .map(|_| {
-                (
-                    persist::config_at(&p.thread, Some(checkpoint.id.clone())),
-                    parent.clone(),
-                    metadata.clone(),
-                    checkpoint
-                        .next
-                        .iter()
-                        .map(|t| t.node.clone())
-                        .collect::<Vec<_>>(),
-                )
-            });
+        let event = CheckpointEvent::capture(
+            self.emitter.as_ref(),
+            || persist::config_at(&p.thread, Some(checkpoint.id.clone())),
+            &parent,
+            &metadata,
+            &checkpoint.next,
+        );
         if p.durability == config::Durability::Async {
             p.enqueue(SaveOp::Checkpoint {
                 config: parent,
@@ -130,16 +124,8 @@ impl<'g, S: GraphState> Loop<'g, S> {
         } else {
             p.saver.put(&parent, checkpoint, metadata).await?;
         }
-        if let (Some(em), Some((config, parent, metadata, next))) = (&self.emitter, event) {
-            let parent_config = parent.checkpoint_id.is_some().then_some(parent);
-            em.send_with_debug(step, DebugKind::Checkpoint, || StreamEvent::Checkpoint {
-                config: config.clone(),
-                parent_config: parent_config.clone(),
-                values: self.state.clone(),
-                metadata: metadata.clone(),
-                next: next.clone(),
-            })
-            .await;
+        if let Some(event) = event {
+            event.send(self.emitter.as_ref(), step, &self.state).await;
         }
         if source == CheckpointSource::Fork {
             self.step = self.step.saturating_add(1);
@@ -242,5 +228,71 @@ impl<'g, S: GraphState> Loop<'g, S> {
             p.saver.put_writes(&at, writes).await?;
         }
         Ok(())
+    }
+}
+
+impl<S: GraphState> Loop<'_, S> {
+    /// The history records of a committed step's tasks (with a checkpointer only).
+    /// Ids are filled in by [`Loop::record_step`], once they are no longer needed:
+    /// moved instead of copied.
+    pub(super) fn task_records(
+        &self,
+        tasks: &[Task],
+        outputs: &[NodeOutput<S>],
+        durations: &[Duration],
+        marks: &Marks,
+    ) -> Option<Vec<TaskRecord>> {
+        self.persist.is_some().then(|| {
+            tasks
+                .iter()
+                .zip(outputs)
+                .enumerate()
+                .map(|(i, (t, out))| TaskRecord {
+                    id: String::new(),
+                    node: String::from(&*self.g.nodes[t.node].name),
+                    duration_us: u64::try_from(durations[i].as_micros()).unwrap_or(u64::MAX),
+                    wrote: !out.writes.is_empty(),
+                    resumed: marks.resumed(i),
+                    cached: marks.cached(i),
+                    routed_to: Vec::new(),
+                })
+                .collect()
+        })
+    }
+
+    /// Adds a committed step to the history the next checkpoint stores, and notes
+    /// which tasks wrote (for `update_state` without a node).
+    pub(super) fn record_step(
+        &mut self,
+        tasks: &[Task],
+        ids: Vec<String>,
+        history: Option<Vec<TaskRecord>>,
+        seen: Option<BTreeMap<String, u64>>,
+    ) {
+        let g = self.g;
+        let (Some(p), Some(mut history), Some(seen)) = (&mut self.persist, history, seen) else {
+            return;
+        };
+        // Refilled in place: the buffer is reused from step to step.
+        p.last_writers.clear();
+        p.last_writers.extend(
+            tasks
+                .iter()
+                .zip(&history)
+                .filter(|(_, r)| r.wrote)
+                .map(|(t, _)| g.nodes[t.node].name.clone()),
+        );
+        for (record, id) in history.iter_mut().zip(ids) {
+            record.id = id;
+        }
+        // Usually one record per checkpoint: no room reserved for more.
+        if p.history.is_empty() {
+            p.history.reserve_exact(1);
+        }
+        p.history.push(StepRecord {
+            step: self.step,
+            input_versions: seen,
+            tasks: history,
+        });
     }
 }

@@ -71,6 +71,39 @@ pub(crate) enum Known<S: GraphState> {
     Waiting(Interrupt),
 }
 
+/// Per task of a step: whether its output was served from the node cache, or was
+/// taken from writes saved before. Empty (no allocation) when no task was either.
+pub(crate) struct Marks {
+    cached: Vec<bool>,
+    resumed: Vec<bool>,
+}
+
+impl Marks {
+    /// From the step's cache hits (empty when no task is cache-enabled) and what
+    /// was known of each task before it ran.
+    pub(crate) fn new<S: GraphState>(cached: Vec<bool>, known: &[Known<S>]) -> Self {
+        let resumed = if known.iter().any(|k| matches!(k, Known::Output(_))) {
+            known
+                .iter()
+                .map(|k| matches!(k, Known::Output(_)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Self { cached, resumed }
+    }
+
+    /// Whether task `i` was served from the cache.
+    pub(crate) fn cached(&self, i: usize) -> bool {
+        self.cached.get(i).copied().unwrap_or(false)
+    }
+
+    /// Whether task `i`'s writes were saved before this run.
+    pub(crate) fn resumed(&self, i: usize) -> bool {
+        self.resumed.get(i).copied().unwrap_or(false)
+    }
+}
+
 /// The outcome of a step's tasks.
 pub(crate) struct Outcome<S: GraphState> {
     /// Outputs in task order (`None`: the task is waiting on an interrupt).
