@@ -7,7 +7,7 @@ use super::config::RunConfig;
 use super::error::RunError;
 use super::frontier::Task;
 use super::persist::{self, Versions};
-use super::tasks::Known;
+use super::runner::Known;
 use crate::cache::{
     CacheEntry, CacheKey, ChannelChange, NodeCache, SeenChannel, Staleness, digest, now_ms,
 };

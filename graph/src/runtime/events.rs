@@ -4,7 +4,7 @@
 
 use super::frontier::Task;
 use super::persist;
-use super::tasks::{Marks, Outcome};
+use super::runner::{Marks, Outcome};
 use crate::checkpoint::{CheckpointConfig, CheckpointMetadata};
 use crate::compile::Graph;
 use crate::node::{Interrupt, NodeOutput, Send};

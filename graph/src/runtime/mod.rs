@@ -14,10 +14,10 @@ mod persist;
 mod restore;
 mod run;
 mod run_loop;
+mod runner;
 mod save;
 mod snapshot;
 mod step;
-mod tasks;
 mod update;
 mod writer;
 

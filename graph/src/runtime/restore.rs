@@ -9,7 +9,7 @@ use super::config::Durability;
 use super::error::RunError;
 use super::persist;
 use super::run_loop::{COMMAND_TASK, Loop};
-use super::tasks::Known;
+use super::runner::Known;
 use crate::checkpoint::{CheckpointError, CheckpointTuple, PendingWrite};
 use crate::node::Interrupt;
 use crate::state::GraphState;

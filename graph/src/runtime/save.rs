@@ -10,7 +10,7 @@ use super::error::RunError;
 use super::events::CheckpointEvent;
 use super::frontier::Task;
 use super::run_loop::Loop;
-use super::tasks::Marks;
+use super::runner::Marks;
 use super::writer::lock_queue;
 use super::{config, persist};
 use crate::checkpoint::{

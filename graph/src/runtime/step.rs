@@ -14,7 +14,7 @@ use super::events;
 use super::frontier::Task;
 use super::persist;
 use super::run_loop::{Loop, StepEnd};
-use super::tasks::{self, Known, Marks, Outcome, StepTasks};
+use super::runner::{self, Known, Marks, Outcome, StepTasks};
 use super::writer::PersistSink;
 use crate::node::NodeOutput;
 use crate::state::GraphState;
@@ -105,7 +105,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     answered,
                     p,
                 };
-                tasks::execute(
+                runner::execute(
                     g,
                     step_tasks,
                     &self.state,
@@ -115,7 +115,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 )
                 .await
             }
-            None => tasks::execute(g, step_tasks, &self.state, step, self.config, None).await,
+            None => runner::execute(g, step_tasks, &self.state, step, self.config, None).await,
         }
     }
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::error::RunError;
-use super::tasks::TaskSink;
+use super::runner::TaskSink;
 use super::{config, persist};
 use crate::checkpoint::{CheckpointError, CheckpointSaver, PendingWrite, SaveOp, StepRecord};
 use crate::compile::Graph;
