@@ -426,7 +426,7 @@ fn put_writes_in(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         for (w, json) in writes.iter().zip(&encoded) {
-            let insert = if w.channel.starts_with("__") {
+            let insert = if w.is_runtime_record() {
                 &mut keep_last
             } else {
                 &mut keep_first

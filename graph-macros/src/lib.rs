@@ -7,6 +7,7 @@ mod ctxt;
 mod expand;
 mod node;
 mod reducers;
+mod text;
 mod valid;
 
 use proc_macro::TokenStream;

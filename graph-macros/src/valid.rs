@@ -118,7 +118,7 @@ fn check_reducer_shapes(cx: &mut Ctxt, state: &mut State<'_>) {
                 field.ty,
                 format!(
                     "reducer `{name}` cannot be used on a field of type `{}`: `{name}` works on {}",
-                    crate::expand::schema::type_text(field.ty),
+                    crate::text::type_text(field.ty),
                     def.works_on,
                     name = def.name,
                 ),

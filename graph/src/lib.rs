@@ -35,8 +35,8 @@ pub use builder::{Endpoint, IntoDeclared, IntoSources, IntoTarget, StateGraph};
 pub use compile::{BuildError, BuildProblem, CompileOptions, CompiledGraph, Migration};
 pub use node::{
     BoxFuture, Command, END, End, Goto, Interrupt, IntoGoto, NamedNode, Node, NodeContext, NodeDef,
-    NodeError, NodeFn, NodeHandle, NodeOutput, NodeRef, NodeResult, NodeReturn, Resume, Route,
-    START, Start,
+    NodeError, NodeHandle, NodeOutput, NodeRef, NodeResult, NodeReturn, Resume, Route, START,
+    Start,
 };
 pub use node::{IntoPayload, Send};
 pub use retry::RetryPolicy;

@@ -53,8 +53,9 @@ impl<K, V, K2: IntoChannelValue<K>, V2: IntoChannelValue<V>> IntoEntry<K, V> for
     }
 }
 
+pub use crate::node::def::NodeFn;
 pub use crate::node::{
-    BoxFuture, NodeContext, NodeDef, NodeError, NodeFn, NodeResult, NodeReturn, OpaquePayload,
+    BoxFuture, NodeContext, NodeDef, NodeError, NodeResult, NodeReturn, OpaquePayload,
     PayloadCodec, PayloadProbe, SerdePayload, update_output,
 };
 

@@ -117,7 +117,7 @@ impl<'a> NodeFn<'a> {
                 output,
                 format!(
                     "`{}` is not a node output: {OUTPUTS}",
-                    crate::expand::schema::type_text(output)
+                    crate::text::type_text(output)
                 ),
             );
             return None;

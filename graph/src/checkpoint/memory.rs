@@ -147,7 +147,7 @@ fn store_checkpoint(ns: &mut Namespace, entry: Box<Entry>) {
 fn store_writes(ns: &mut Namespace, checkpoint_id: Option<String>, writes: Vec<PendingWrite>) {
     let slot = ns.writes.get_or_default(checkpoint_id.unwrap_or_default());
     for w in writes {
-        let special = w.channel.starts_with("__");
+        let special = w.is_runtime_record();
         let key = (w.task_id, w.idx);
         let write = StoredWrite {
             channel: w.channel,
