@@ -117,6 +117,7 @@ pub(super) fn follow_route<S: GraphState>(
 
 /// The writes of the tasks that finished (a task waiting on an interrupt has no
 /// output), in task order: what a paused step reports as its values.
+#[inline]
 pub(super) fn finished_writes<S: GraphState>(
     g: &Graph<S>,
     tasks: &[Task],
@@ -139,6 +140,7 @@ pub(super) fn finished_writes<S: GraphState>(
 /// Takes the step's updates out of `outputs` as writes in task order (the `goto`s
 /// stay, for [`plan_next`]). With `keep_own`, each task's own updates are also
 /// returned, per task, for routers that see only their own task's writes.
+#[inline]
 pub(super) fn take_writes<S: GraphState>(
     g: &Graph<S>,
     tasks: &[Task],
@@ -163,6 +165,7 @@ pub(super) fn take_writes<S: GraphState>(
 
 /// Whether the step's routers each need a view of their own: with one task the
 /// post-step state is that task's view.
+#[inline]
 pub(super) fn routers_need_own_views<S: GraphState>(g: &Graph<S>, tasks: &[Task]) -> bool {
     tasks.len() > 1 && tasks.iter().any(|t| !g.nodes[t.node].branches.is_empty())
 }
@@ -185,6 +188,7 @@ pub(super) struct RouterViews<'a, S: GraphState> {
 ///
 /// # Errors
 /// A route to an undeclared or unknown node, or a bad `goto`.
+#[inline]
 pub(super) fn plan_next<S: GraphState>(
     g: &Graph<S>,
     tasks: &[Task],
@@ -241,6 +245,7 @@ pub(super) fn plan_next<S: GraphState>(
 
 /// Fires every join whose sources have all arrived (its target is pulled) and
 /// resets it.
+#[inline]
 pub(super) fn fire_joins<S: GraphState>(
     g: &Graph<S>,
     barriers: &mut [Vec<bool>],

@@ -1,7 +1,9 @@
 //! Every stream event a run sends is built here, so a new stream mode is one
-//! function in this file plus its call. Each function does nothing (and copies
-//! nothing) unless the stream wants its mode.
+//! function in this file plus its call. Callers call them only when the run is
+//! streamed (so an unstreamed run builds no event future); each sends only the
+//! modes the stream wants.
 
+use super::error::RunError;
 use super::frontier::Task;
 use super::persist;
 use super::runner::{Marks, Outcome};
@@ -12,10 +14,8 @@ use crate::state::GraphState;
 use crate::stream::{DebugKind, Emitter, StreamEvent, StreamMode};
 
 /// The state after a step (or the input, or what a continued run starts from).
-pub(super) async fn values<S: GraphState>(em: Option<&Emitter<S>>, step: i64, state: &S) {
-    if let Some(em) = em
-        && em.wants(StreamMode::VALUES)
-    {
+pub(super) async fn values<S: GraphState>(em: &Emitter<S>, step: i64, state: &S) {
+    if em.wants(StreamMode::VALUES) {
         em.send(StreamEvent::Values {
             step,
             values: state.clone(),
@@ -25,13 +25,11 @@ pub(super) async fn values<S: GraphState>(em: Option<&Emitter<S>>, step: i64, st
 }
 
 /// The run paused on `interrupts`.
-pub(super) async fn interrupted<S: GraphState>(em: Option<&Emitter<S>>, interrupts: &[Interrupt]) {
-    if let Some(em) = em {
-        em.send(StreamEvent::Interrupt {
-            interrupts: interrupts.to_vec(),
-        })
-        .await;
-    }
+pub(super) async fn interrupted<S: GraphState>(em: &Emitter<S>, interrupts: &[Interrupt]) {
+    em.send(StreamEvent::Interrupt {
+        interrupts: interrupts.to_vec(),
+    })
+    .await;
 }
 
 /// What a checkpoint event carries, taken before the checkpoint is handed to the
@@ -62,10 +60,7 @@ impl CheckpointEvent {
     }
 
     /// Sends it, with the state the checkpoint holds.
-    pub(super) async fn send<S: GraphState>(self, em: Option<&Emitter<S>>, step: i64, state: &S) {
-        let Some(em) = em else {
-            return;
-        };
+    pub(super) async fn send<S: GraphState>(self, em: &Emitter<S>, step: i64, state: &S) {
         let parent_config = self.parent.checkpoint_id.is_some().then_some(self.parent);
         em.send_with_debug(step, DebugKind::Checkpoint, || StreamEvent::Checkpoint {
             config: self.config.clone(),
@@ -80,16 +75,13 @@ impl CheckpointEvent {
 
 /// One task-start event per task of the step, in task order.
 pub(super) async fn task_starts<S: GraphState>(
-    em: Option<&Emitter<S>>,
+    em: &Emitter<S>,
     g: &Graph<S>,
     step: i64,
     tasks: &[Task],
     ids: &[String],
     marks: &Marks,
 ) {
-    let Some(em) = em else {
-        return;
-    };
     for (i, (task, id)) in tasks.iter().zip(ids).enumerate() {
         let node = g.nodes[task.node].name.to_string();
         let input = task.payload.as_ref().and_then(|p| {
@@ -112,7 +104,7 @@ pub(super) async fn task_starts<S: GraphState>(
 /// A paused or failed step is not committed: every task that ended gets its result
 /// event (no updates event), in task order.
 pub(super) async fn unfinished_results<S: GraphState>(
-    em: Option<&Emitter<S>>,
+    em: &Emitter<S>,
     g: &Graph<S>,
     step: i64,
     tasks: &[Task],
@@ -120,9 +112,6 @@ pub(super) async fn unfinished_results<S: GraphState>(
     outcome: &Outcome<S>,
     marks: &Marks,
 ) {
-    let Some(em) = em else {
-        return;
-    };
     for (i, (task, id)) in tasks.iter().zip(ids).enumerate() {
         let interrupts: Vec<Interrupt> = outcome
             .interrupts
@@ -131,7 +120,7 @@ pub(super) async fn unfinished_results<S: GraphState>(
             .map(|(_, int)| int.clone())
             .collect();
         let error = match &outcome.failure {
-            Some((j, super::RunError::Node { source, .. })) if *j == i => Some(source.to_string()),
+            Some((j, RunError::Node { source, .. })) if *j == i => Some(source.to_string()),
             _ => None,
         };
         let Some(result) = outcome.outputs[i]
@@ -159,11 +148,11 @@ pub(super) async fn unfinished_results<S: GraphState>(
 /// The step's updates per task, copied before they are applied — only when the
 /// stream will report them.
 pub(super) fn kept_updates<S: GraphState>(
-    em: Option<&Emitter<S>>,
+    em: &Emitter<S>,
     outputs: &[Option<NodeOutput<S>>],
 ) -> Option<Vec<Vec<S::Update>>> {
-    em.filter(|em| em.wants(StreamMode::UPDATES | StreamMode::TASKS | StreamMode::DEBUG))
-        .map(|_| {
+    em.wants(StreamMode::UPDATES | StreamMode::TASKS | StreamMode::DEBUG)
+        .then(|| {
             outputs
                 .iter()
                 .map(|o| o.as_ref().map(|o| o.writes.clone()).unwrap_or_default())
@@ -173,17 +162,14 @@ pub(super) fn kept_updates<S: GraphState>(
 
 /// After a committed step: per task, its updates event and its result event.
 pub(super) async fn committed_results<S: GraphState>(
-    em: Option<&Emitter<S>>,
+    em: &Emitter<S>,
     g: &Graph<S>,
     step: i64,
     tasks: &[Task],
     ids: &[String],
-    updates: Option<Vec<Vec<S::Update>>>,
+    updates: Vec<Vec<S::Update>>,
     marks: &Marks,
 ) {
-    let (Some(em), Some(updates)) = (em, updates) else {
-        return;
-    };
     for (i, ((task, id), updates)) in tasks.iter().zip(ids).zip(updates).enumerate() {
         let node = g.nodes[task.node].name.to_string();
         if em.wants(StreamMode::UPDATES) {

@@ -139,7 +139,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
         for b in &self.g.start_branches {
             follow_route(self.g, b, &self.state, "START", &mut self.next)?;
         }
-        events::values(self.emitter.as_ref(), self.step, &self.state).await;
+        if let Some(em) = &self.emitter {
+            events::values(em, self.step, &self.state).await;
+        }
         if self
             .persist
             .as_ref()

@@ -181,6 +181,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
 
 impl<S: GraphState> Loop<'_, S> {
     /// Per task, the key its interrupt ids derive from: `{thread}:{checkpoint}:{id}`.
+    #[inline]
     pub(super) fn task_keys(&mut self, ids: &[String]) -> Vec<Arc<str>> {
         let (thread, checkpoint) = self.persist.as_ref().map_or(("", ""), |p| {
             (p.thread.as_str(), p.parent.as_deref().unwrap_or_default())
@@ -202,21 +203,30 @@ impl<S: GraphState> Loop<'_, S> {
     /// saved before a crash or a sibling's failure are not run again: their saved
     /// writes stand in for them. Tasks waiting on an unanswered interrupt stay
     /// waiting. Returns, per task, that knowledge and (when some task has answers)
-    /// its resume answers, which are saved before the tasks run, so a later
-    /// interrupt of the same task keeps them (saving the same answer twice is a
-    /// no-op).
-    pub(super) async fn known_tasks(
+    /// its resume answers, and the answers as writes to save before the tasks run
+    /// (see [`Loop::save_answers`]).
+    #[allow(clippy::type_complexity)]
+    #[inline]
+    pub(super) fn known_tasks(
         &mut self,
         ids: &[String],
         count: usize,
-    ) -> Result<(Vec<Known<S>>, Vec<Arc<[serde_json::Value]>>), RunError> {
+    ) -> Result<
+        (
+            Vec<Known<S>>,
+            Vec<Arc<[serde_json::Value]>>,
+            Vec<PendingWrite>,
+        ),
+        RunError,
+    > {
         let g = self.g;
         let mut known: Vec<Known<S>> = Vec::with_capacity(count);
         // Per task, when some task has answers (a task without an entry has none).
         let mut resume: Vec<Arc<[serde_json::Value]>> = Vec::new();
+        let mut answer_writes = Vec::new();
         let Some(p) = &mut self.persist else {
             known.resize_with(count, || Known::Run);
-            return Ok((known, resume));
+            return Ok((known, resume, answer_writes));
         };
         let checkpoint = p.parent.as_deref().unwrap_or_default();
         let saved = std::mem::take(&mut p.resumed);
@@ -225,7 +235,6 @@ impl<S: GraphState> Loop<'_, S> {
         if !answers.is_empty() {
             resume.reserve_exact(count);
         }
-        let mut answer_writes = Vec::new();
         for id in ids {
             let given = answers.get(id).cloned().unwrap_or_default();
             for (n, value) in given.iter().enumerate() {
@@ -258,14 +267,21 @@ impl<S: GraphState> Loop<'_, S> {
                 (None, None) => Known::Run,
             });
         }
-        if !answer_writes.is_empty() {
-            if p.parent.is_some() && p.durability != Durability::Exit {
-                let at = persist::config_at(&p.thread, p.parent.clone());
-                p.saver.put_writes(&at, answer_writes).await?;
-            } else {
-                p.buffered.extend(answer_writes);
-            }
+        Ok((known, resume, answer_writes))
+    }
+
+    /// Saves resume answers before the tasks run, so a later interrupt of the same
+    /// task keeps them (saving the same answer twice is a no-op).
+    pub(super) async fn save_answers(&mut self, writes: Vec<PendingWrite>) -> Result<(), RunError> {
+        let Some(p) = &mut self.persist else {
+            return Ok(());
+        };
+        if p.parent.is_some() && p.durability != Durability::Exit {
+            let at = persist::config_at(&p.thread, p.parent.clone());
+            p.saver.put_writes(&at, writes).await?;
+        } else {
+            p.buffered.extend(writes);
         }
-        Ok((known, resume))
+        Ok(())
     }
 }

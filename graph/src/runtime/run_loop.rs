@@ -304,12 +304,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
     /// A run that continues a thread streams the values it starts from first (as
     /// LangGraph does), stamped with the step of the checkpoint they come from.
     pub(super) async fn emit_current_values(&self) {
-        events::values(
-            self.emitter.as_ref(),
-            self.step.saturating_sub(1),
-            &self.state,
-        )
-        .await;
+        if let Some(em) = &self.emitter {
+            events::values(em, self.step.saturating_sub(1), &self.state).await;
+        }
     }
 
     pub(super) fn output(&self, values: S, interrupts: Vec<Interrupt>) -> RunOutput<S> {
@@ -341,7 +338,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
         self.mark_exit_dirty();
         self.finish_failed().await?;
-        events::interrupted(self.emitter.as_ref(), &interrupts).await;
+        if let Some(em) = &self.emitter {
+            events::interrupted(em, &interrupts).await;
+        }
         Ok(self.output(values, interrupts))
     }
 

@@ -124,8 +124,8 @@ impl<'g, S: GraphState> Loop<'g, S> {
         } else {
             p.saver.put(&parent, checkpoint, metadata).await?;
         }
-        if let Some(event) = event {
-            event.send(self.emitter.as_ref(), step, &self.state).await;
+        if let (Some(event), Some(em)) = (event, &self.emitter) {
+            event.send(em, step, &self.state).await;
         }
         if source == CheckpointSource::Fork {
             self.step = self.step.saturating_add(1);
@@ -235,6 +235,7 @@ impl<S: GraphState> Loop<'_, S> {
     /// The history records of a committed step's tasks (with a checkpointer only).
     /// Ids are filled in by [`Loop::record_step`], once they are no longer needed:
     /// moved instead of copied.
+    #[inline]
     pub(super) fn task_records(
         &self,
         tasks: &[Task],
@@ -262,6 +263,7 @@ impl<S: GraphState> Loop<'_, S> {
 
     /// Adds a committed step to the history the next checkpoint stores, and notes
     /// which tasks wrote (for `update_state` without a node).
+    #[inline]
     pub(super) fn record_step(
         &mut self,
         tasks: &[Task],

@@ -5,8 +5,6 @@
 //! This file only orchestrates: the pure parts are in `algo`, task execution in
 //! `tasks`, events in `events`, saved writes in `restore`, records in `save`.
 
-use std::sync::Arc;
-
 use super::algo::{self, RouterViews};
 use super::caching::{self, Probe};
 use super::error::RunError;
@@ -14,46 +12,79 @@ use super::events;
 use super::frontier::Task;
 use super::persist;
 use super::run_loop::{Loop, StepEnd};
-use super::runner::{self, Known, Marks, Outcome, StepTasks};
+use super::runner::{self, Marks, Outcome, StepTasks};
 use super::writer::PersistSink;
+use crate::checkpoint::TaskRecord;
 use crate::node::NodeOutput;
 use crate::state::GraphState;
 use crate::stream::Emitter;
+use std::collections::BTreeMap;
+
+/// A committed step between its stages: what is applied, and what is still to be
+/// recorded, reported and routed.
+struct Committed<S: GraphState> {
+    /// Outputs with their updates taken out; the `goto`s stay for planning.
+    outputs: Vec<NodeOutput<S>>,
+    /// Per task, its own updates, when routers need views of their own.
+    own: Vec<Vec<S::Update>>,
+    pre_step: Option<S>,
+    /// The updates per task, for the stream (only when it reports them).
+    streamed: Option<Vec<Vec<S::Update>>>,
+    history: Option<Vec<TaskRecord>>,
+    seen_before: Option<BTreeMap<String, u64>>,
+    cache_records: Vec<caching::Pending>,
+}
 
 impl<'g, S: GraphState> Loop<'g, S> {
-    /// Runs `tasks` as one superstep.
+    /// Runs `tasks` as one superstep. Every `.await` is here, at the top: the
+    /// stages between them are plain functions, so an unstreamed, uncached run
+    /// builds no future it does not poll.
     pub(super) async fn superstep(&mut self, tasks: &[Task]) -> Result<StepEnd<S>, RunError> {
         let g = self.g;
         let step = usize::try_from(self.step).unwrap_or(0);
         let reruns = self.persist.as_ref().map_or(0, |p| p.reruns);
-        let ids = algo::task_ids(
-            self.step,
-            reruns,
-            tasks
-                .iter()
-                .map(|t| (&*g.nodes[t.node].name, t.payload.is_some())),
-        );
-        let keys = self.task_keys(&ids);
-        let (mut known, resume) = self.known_tasks(&ids, tasks.len()).await?;
-        let probes = self.probe_cache(tasks, &mut known).await?;
-        let hits = probes
+        let names = tasks
             .iter()
-            .map(|p| p.as_ref().is_some_and(Probe::is_hit))
-            .collect();
-        let marks = Marks::new(hits, &known);
-        let em = self.emitter.as_ref();
-        events::task_starts(em, g, self.step, tasks, &ids, &marks).await;
+            .map(|t| (&*g.nodes[t.node].name, t.payload.is_some()));
+        let ids = algo::task_ids(self.step, reruns, names);
+        let keys = self.task_keys(&ids);
+        let (mut known, resume, answers) = self.known_tasks(&ids, tasks.len())?;
+        if !answers.is_empty() {
+            self.save_answers(answers).await?;
+        }
+        let mut probes = Vec::new();
+        if let Some(cache) = self.cache_probe(tasks) {
+            probes = caching::lookup(g, cache.0, cache.1, tasks, &mut known).await?;
+        }
+        let hits = probes.iter().map(|p| p.as_ref().is_some_and(Probe::is_hit));
+        let marks = Marks::new(hits.collect(), &known);
+        if let Some(em) = &self.emitter {
+            events::task_starts(em, g, self.step, tasks, &ids, &marks).await;
+        }
         let step_tasks = StepTasks {
             tasks,
             keys: &keys,
             resume: &resume,
             known,
-            custom: em.and_then(Emitter::custom_sink),
+            custom: self.emitter.as_ref().and_then(Emitter::custom_sink),
             no_resume: self.no_answers.clone(),
         };
-        let mut outcome = self.run_tasks(step_tasks, &ids, &resume, step).await?;
-        if outcome.failure.is_some() || !outcome.interrupts.is_empty() {
-            let em = self.emitter.as_ref();
+        let (state, config) = (&self.state, self.config);
+        let mut outcome = match &mut self.persist {
+            Some(p) => {
+                let mut sink = PersistSink {
+                    g,
+                    ids: &ids,
+                    answered: &resume,
+                    p,
+                };
+                runner::execute(g, step_tasks, state, step, config, Some(&mut sink)).await?
+            }
+            None => runner::execute(g, step_tasks, state, step, config, None).await?,
+        };
+        if let Some(em) = &self.emitter
+            && (outcome.failure.is_some() || !outcome.interrupts.is_empty())
+        {
             events::unfinished_results(em, g, self.step, tasks, &ids, &outcome, &marks).await;
         }
         if let Some((_, error)) = outcome.failure.take() {
@@ -62,65 +93,49 @@ impl<'g, S: GraphState> Loop<'g, S> {
         if !outcome.interrupts.is_empty() {
             return self.paused_step(tasks, outcome, step);
         }
-        self.commit(tasks, ids, outcome, probes, &marks, step)
-            .await?;
+        let mut done = self.apply_step(tasks, &ids, outcome, probes, &marks, step)?;
+        if let Some(store) = &g.cache
+            && !done.cache_records.is_empty()
+        {
+            let records = std::mem::take(&mut done.cache_records);
+            caching::store(&**store, &self.versions, records).await?;
+        }
+        if let (Some(em), Some(updates)) = (&self.emitter, done.streamed.take()) {
+            events::committed_results(em, g, self.step, tasks, &ids, updates, &marks).await;
+        }
+        self.plan_step(tasks, &mut done, step)?;
+        if let Some(em) = &self.emitter {
+            events::values(em, self.step, &self.state).await;
+        }
+        self.record_step(tasks, ids, done.history, done.seen_before);
         Ok(StepEnd::Committed)
     }
 
-    /// Looks the step's cache-enabled tasks up (none: no allocation).
-    async fn probe_cache(
-        &self,
+    /// The cache and what a lookup reads, when some task of the step is
+    /// cache-enabled.
+    #[inline]
+    fn cache_probe<'a>(
+        &'a self,
         tasks: &[Task],
-        known: &mut [Known<S>],
-    ) -> Result<Vec<Option<Probe>>, RunError> {
+    ) -> Option<(&'a dyn crate::cache::NodeCache, caching::Current<'a, S>)> {
         let g = self.g;
-        match &g.cache {
-            Some(store) if tasks.iter().any(|t| g.nodes[t.node].cache.is_some()) => {
+        let store = g.cache.as_deref()?;
+        tasks
+            .iter()
+            .any(|t| g.nodes[t.node].cache.is_some())
+            .then(|| {
                 let current = caching::Current {
                     thread: self.config.thread_id.as_deref().unwrap_or_default(),
                     state: &self.state,
                     versions: &self.versions,
                 };
-                caching::lookup(g, &**store, current, tasks, known).await
-            }
-            _ => Ok(Vec::new()),
-        }
-    }
-
-    /// Runs the tasks; with a checkpointer each finished task's writes are saved as
-    /// it finishes.
-    async fn run_tasks(
-        &mut self,
-        step_tasks: StepTasks<'_, S>,
-        ids: &[String],
-        answered: &[Arc<[serde_json::Value]>],
-        step: usize,
-    ) -> Result<Outcome<S>, RunError> {
-        let g = self.g;
-        match &mut self.persist {
-            Some(p) => {
-                let mut sink = PersistSink {
-                    g,
-                    ids,
-                    answered,
-                    p,
-                };
-                runner::execute(
-                    g,
-                    step_tasks,
-                    &self.state,
-                    step,
-                    self.config,
-                    Some(&mut sink),
-                )
-                .await
-            }
-            None => runner::execute(g, step_tasks, &self.state, step, self.config, None).await,
-        }
+                (store, current)
+            })
     }
 
     /// Some task interrupted: the step is not committed; the run reports the values
     /// with the finished tasks' writes applied.
+    #[inline]
     fn paused_step(
         &self,
         tasks: &[Task],
@@ -139,25 +154,29 @@ impl<'g, S: GraphState> Loop<'g, S> {
         Ok(StepEnd::Paused(values, interrupts, refused))
     }
 
-    /// Applies the step's writes in task order, records them (cache, history,
-    /// events), and plans the next step.
-    async fn commit(
+    /// Applies the step's writes in task order, atomically, and prepares what is
+    /// recorded of them (history, cache entries, the stream's copy).
+    #[inline]
+    fn apply_step(
         &mut self,
         tasks: &[Task],
-        ids: Vec<String>,
+        ids: &[String],
         outcome: Outcome<S>,
         probes: Vec<Option<Probe>>,
         marks: &Marks,
         step: usize,
-    ) -> Result<(), RunError> {
+    ) -> Result<Committed<S>, RunError> {
         let g = self.g;
-        let streamed = events::kept_updates(self.emitter.as_ref(), &outcome.outputs);
+        let streamed = self
+            .emitter
+            .as_ref()
+            .and_then(|em| events::kept_updates(em, &outcome.outputs));
         let mut outputs: Vec<NodeOutput<S>> = outcome
             .outputs
             .into_iter()
             .map(|o| o.unwrap_or_else(NodeOutput::empty))
             .collect();
-        let mut history = self.task_records(tasks, &outputs, &outcome.durations, marks);
+        let history = self.task_records(tasks, &outputs, &outcome.durations, marks);
         let own_views = algo::routers_need_own_views(g, tasks);
         let pre_step = own_views.then(|| self.state.clone());
         let seen_before = self
@@ -167,7 +186,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         let cache_records = if probes.is_empty() {
             Vec::new()
         } else {
-            caching::prepare(g, &self.state, tasks, &ids, &outputs, probes)?
+            caching::prepare(g, &self.state, tasks, ids, &outputs, probes)?
         };
         let (writes, own) = algo::take_writes(g, tasks, &mut outputs, own_views);
         let changes =
@@ -178,14 +197,28 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     source,
                 })?;
         self.record(&changes);
-        if let Some(store) = &g.cache
-            && !cache_records.is_empty()
-        {
-            caching::store(&**store, &self.versions, cache_records).await?;
-        }
-        let em = self.emitter.as_ref();
-        events::committed_results(em, g, self.step, tasks, &ids, streamed, marks).await;
-        if let Some(seen) = &seen_before {
+        Ok(Committed {
+            outputs,
+            own,
+            pre_step,
+            streamed,
+            history,
+            seen_before,
+            cache_records,
+        })
+    }
+
+    /// Notes what each task saw, and plans the next step: edges, `goto`s, routes,
+    /// then the joins that completed.
+    #[inline]
+    fn plan_step(
+        &mut self,
+        tasks: &[Task],
+        done: &mut Committed<S>,
+        step: usize,
+    ) -> Result<(), RunError> {
+        let g = self.g;
+        if let Some(seen) = &done.seen_before {
             for task in tasks {
                 self.versions_seen
                     .insert(String::from(&*g.nodes[task.node].name), seen.clone());
@@ -193,10 +226,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
         let views = RouterViews {
             state: &self.state,
-            pre_step: pre_step.as_ref(),
-            own: &own,
+            pre_step: done.pre_step.as_ref(),
+            own: &done.own,
             step,
         };
+        let outputs = std::mem::take(&mut done.outputs);
+        let history = &mut done.history;
         algo::plan_next(
             g,
             tasks,
@@ -211,8 +246,6 @@ impl<'g, S: GraphState> Loop<'g, S> {
             },
         )?;
         algo::fire_joins(g, &mut self.barriers, &mut self.next);
-        events::values(self.emitter.as_ref(), self.step, &self.state).await;
-        self.record_step(tasks, ids, history, seen_before);
         Ok(())
     }
 }
