@@ -51,6 +51,61 @@ pub enum PostgresError {
         /// The deadline that passed.
         after: std::time::Duration,
     },
+    /// The connection string's `sslmode` is not one of libpq's modes this saver offers.
+    #[error(
+        "sslmode={value:?} is not a TLS mode this saver knows; use disable, prefer, require, verify-ca or verify-full"
+    )]
+    InvalidSslMode {
+        /// The rejected value.
+        value: String,
+    },
+    /// The CA certificate file (`sslrootcert`, or the options' CA) cannot be used.
+    #[error(
+        "cannot use the CA certificate {path:?}: {reason}; give a readable PEM file holding the certificate of the CA that signed the server's certificate (sslrootcert=/path in the URL, or PostgresOptions::ca_file)"
+    )]
+    CaFile {
+        /// The file (or a description of the PEM given).
+        path: std::path::PathBuf,
+        /// What went wrong reading or parsing it.
+        reason: String,
+    },
+    /// No CA was given and the operating system's certificate store has none.
+    #[error(
+        "no CA certificates found in the system's store ({reason}); give the server's CA with sslrootcert=/path in the URL or PostgresOptions::ca_file"
+    )]
+    NoSystemRoots {
+        /// What loading the store reported.
+        reason: String,
+    },
+    /// The TLS client could not be configured.
+    #[error("cannot set up TLS: {reason}")]
+    TlsSetup {
+        /// What rustls reported.
+        reason: String,
+    },
+    /// The TLS handshake failed, most often because the server's certificate was
+    /// refused.
+    #[error(
+        "TLS with {target} failed under sslmode={mode}: {reason}; if the server's certificate was refused, give the CA that signed it (sslrootcert=/path in the URL, or PostgresOptions::ca_file), and for verify-full connect by a host name the certificate names"
+    )]
+    Tls {
+        /// Host, port, database and user (never the password).
+        target: String,
+        /// The `sslmode` in force.
+        mode: String,
+        /// What the TLS client reported.
+        reason: String,
+    },
+    /// The server does not accept TLS, but the `sslmode` requires it.
+    #[error(
+        "the server at {target} does not accept TLS connections, but sslmode={mode} requires TLS; turn on `ssl` in the server's configuration, or use sslmode=prefer or disable if the network is trusted"
+    )]
+    TlsUnsupported {
+        /// Host, port, database and user (never the password).
+        target: String,
+        /// The `sslmode` in force.
+        mode: String,
+    },
     /// A query failed.
     #[error("PostgreSQL query failed: {reason}")]
     Query {

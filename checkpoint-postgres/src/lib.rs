@@ -109,6 +109,7 @@ mod saver;
 mod schema;
 mod store;
 mod threads;
+mod tls;
 
 pub use error::PostgresError;
 pub use saver::{PostgresOptions, PostgresSaver};

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use stategraph::checkpoint::{CheckpointError, SaverResult, ThreadLock};
-use tokio_postgres::NoTls;
-use tokio_postgres::tls::NoTlsStream;
+use tokio_postgres::tls::MakeTlsConnect;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::error::{Failure, PostgresError, describe, within};
+use crate::error::{Failure, PostgresError, within};
 use crate::saver::PostgresSaver;
 
 /// The advisory lock key of `thread_id` in `schema`: 64 bits of a hash, so distinct
@@ -31,7 +31,10 @@ pub(crate) fn lock_key(schema: &str, thread_id: &str) -> i64 {
 }
 
 /// The lock session's connection: the client and the socket it talks through.
-type Connection = tokio_postgres::Connection<tokio_postgres::Socket, NoTlsStream>;
+type Connection = tokio_postgres::Connection<
+    tokio_postgres::Socket,
+    <MakeRustlsConnect as MakeTlsConnect<tokio_postgres::Socket>>::Stream,
+>;
 
 /// The session holding a lock. It owns its socket (no task of the runtime does), so
 /// dropping it closes the connection at once — even when the runtime is not running
@@ -76,12 +79,17 @@ pub(crate) async fn lock_thread(
     }
     let session = || format!("opening the lock session of thread `{thread_id}`");
     let (client, mut connection) = within(saver.deadline, session, &saver.target, async {
-        saver.pg.connect(NoTls).await.map_err(|e| {
-            Failure::from(PostgresError::Connect {
-                target: saver.target.clone(),
-                reason: describe(&e),
+        saver
+            .pg
+            .connect(saver.tls.connector.clone())
+            .await
+            .map_err(|e| {
+                Failure::from(crate::tls::connect_failure(
+                    &saver.target,
+                    saver.tls.mode,
+                    &e,
+                ))
             })
-        })
     })
     .await?;
     // A holder whose machine vanishes (rather than its process dying, which closes the

@@ -3,6 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::error::{Failure, PostgresError, describe, within};
+use crate::tls::{CaSource, Tls};
+use crate::{cache, lock, schema, store, threads, tls};
 use deadpool_postgres::{Client, Manager, ManagerConfig, Pool, RecyclingMethod};
 use stategraph::BoxFuture;
 use stategraph::cache::{CacheEntry, CacheKey, NodeCache};
@@ -11,10 +14,6 @@ use stategraph::checkpoint::{
     CheckpointTuple, ListOptions, PendingWrite, SaveOp, SaverResult, StoredValue, ThreadInfo,
     ThreadLock,
 };
-use tokio_postgres::NoTls;
-
-use crate::error::{Failure, PostgresError, describe, within};
-use crate::{cache, lock, schema, store, threads};
 
 /// Settings of a [`PostgresSaver`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +24,7 @@ pub struct PostgresOptions {
     pub(crate) connect_timeout: Duration,
     pub(crate) schema: Option<String>,
     pub(crate) lock_poll: Duration,
+    pub(crate) ca: Option<CaSource>,
 }
 
 impl Default for PostgresOptions {
@@ -35,6 +35,7 @@ impl Default for PostgresOptions {
             connect_timeout: Duration::from_secs(10),
             schema: None,
             lock_poll: Duration::from_millis(25),
+            ca: None,
         }
     }
 }
@@ -78,6 +79,23 @@ impl PostgresOptions {
         self
     }
 
+    /// Trusts the CA certificates in this PEM file for the server's certificate (as
+    /// `sslrootcert=/path` in the URL, which takes precedence). With a CA given,
+    /// `sslmode=prefer` and `require` check the certificate's chain as `verify-ca`
+    /// does (as libpq); without one, `verify-ca` and `verify-full` trust the operating
+    /// system's CA store.
+    pub fn ca_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.ca = Some(CaSource::File(path.into()));
+        self
+    }
+
+    /// Trusts the CA certificates in these PEM bytes, as [`ca_file`](Self::ca_file)
+    /// does those in a file.
+    pub fn ca_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.ca = Some(CaSource::Pem(pem.into()));
+        self
+    }
+
     /// How often a run waiting for a busy thread asks again whether it is free.
     pub fn lock_poll_interval(mut self, interval: Duration) -> Self {
         self.lock_poll = interval.max(Duration::from_millis(1));
@@ -100,6 +118,8 @@ impl PostgresOptions {
 pub struct PostgresSaver {
     pub(crate) pool: Pool,
     pub(crate) pg: tokio_postgres::Config,
+    /// How connections use TLS.
+    pub(crate) tls: Tls,
     pub(crate) options: PostgresOptions,
     pub(crate) target: String,
     /// The schema holding the tables (part of each thread's lock key).
@@ -210,12 +230,16 @@ impl PostgresSaver {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(PostgresError::NoRuntime.into());
         }
+        // `sslmode` and `sslrootcert` are read here: tokio-postgres knows too few modes.
+        let (rest, tls_params) = tls::split_params(url);
         let mut pg: tokio_postgres::Config =
-            url.parse()
+            rest.parse()
                 .map_err(|e: tokio_postgres::Error| PostgresError::InvalidUrl {
                     url: redacted(url),
                     reason: describe(&e),
                 })?;
+        let tls = Tls::new(&tls_params, options.ca.as_ref())?;
+        tls.apply(&mut pg);
         if let Some(name) = &options.schema {
             if !valid_schema(name) {
                 return Err(PostgresError::InvalidSchema { name: name.clone() }.into());
@@ -234,7 +258,7 @@ impl PostgresSaver {
         let target = describe_target(&pg);
         let manager = Manager::from_config(
             pg.clone(),
-            NoTls,
+            tls.connector.clone(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -249,6 +273,7 @@ impl PostgresSaver {
         let mut saver = Self {
             pool,
             pg,
+            tls,
             options,
             target,
             schema: String::new(),
@@ -297,16 +322,15 @@ impl PostgresSaver {
     }
 
     async fn pooled(&self) -> Result<Client, Failure> {
-        self.pool.get().await.map_err(|e| {
-            let reason = match &e {
-                deadpool_postgres::PoolError::Backend(e) => describe(e),
-                other => other.to_string(),
-            };
-            PostgresError::Connect {
-                target: self.target.clone(),
-                reason,
+        self.pool.get().await.map_err(|e| match &e {
+            deadpool_postgres::PoolError::Backend(e) => {
+                tls::connect_failure(&self.target, self.tls.mode, e).into()
             }
-            .into()
+            other => PostgresError::Connect {
+                target: self.target.clone(),
+                reason: other.to_string(),
+            }
+            .into(),
         })
     }
 
