@@ -106,6 +106,50 @@ pub enum PostgresError {
         /// The `sslmode` in force.
         mode: String,
     },
+    /// The saver's lock service (the thread holding its lock session) could not be
+    /// started, or stopped.
+    #[error("the PostgreSQL saver's lock service is not running: {reason}")]
+    LockService {
+        /// What went wrong.
+        reason: String,
+    },
+    /// The lock session failed twice in a row while asking for a thread's lock.
+    #[error(
+        "the lock session failed: {reason}; check that the server is reachable, and that the lock session does not go through a pooler in transaction mode (see the crate's docs on PgBouncer)"
+    )]
+    LockSession {
+        /// What the session reported.
+        reason: String,
+    },
+    /// A run's lock on its thread was lost (its lock session ended), so another
+    /// process may hold the thread now: the run's save was refused.
+    #[error(
+        "the lock on thread `{thread_id}` was lost ({reason}), so another process may be running it; this save was refused so that two runs never write one thread at once; run the thread again to continue from its last saved checkpoint"
+    )]
+    LockLost {
+        /// The thread.
+        thread_id: String,
+        /// How the lock was lost.
+        reason: String,
+    },
+    /// A pool given to [`PostgresSaver::from_pool`](crate::PostgresSaver::from_pool)
+    /// is too small to keep a lock session and still save.
+    #[error(
+        "a pool of at most {max_size} connection(s) is too small: the saver keeps one for its thread locks and saves on the others; build the pool with max_size of 2 or more"
+    )]
+    PoolTooSmall {
+        /// The pool's `max_size`.
+        max_size: usize,
+    },
+    /// [`PostgresOptions::schema`](crate::PostgresOptions::schema) was given with a
+    /// user's pool, whose connections the saver does not reconfigure.
+    #[error(
+        "schema {name:?} was set in PostgresOptions, but a saver on a given pool uses its connections' own search_path; set the schema in the pool's configuration (options = '-c search_path={name}') and leave PostgresOptions::schema unset"
+    )]
+    SchemaWithPool {
+        /// The schema named in the options.
+        name: String,
+    },
     /// A query failed.
     #[error("PostgreSQL query failed: {reason}")]
     Query {

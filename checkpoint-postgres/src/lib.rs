@@ -103,10 +103,12 @@
 )]
 
 mod cache;
+mod connect;
 mod error;
 mod lock;
 mod saver;
 mod schema;
+mod session;
 mod store;
 mod threads;
 mod tls;
@@ -114,3 +116,7 @@ mod tls;
 pub use error::PostgresError;
 pub use saver::{PostgresOptions, PostgresSaver};
 pub use schema::TABLE_VERSION;
+
+/// The `deadpool-postgres` this crate is built with: build a pool for
+/// [`PostgresSaver::from_pool`] with it, so the versions match.
+pub use deadpool_postgres;
