@@ -14,7 +14,7 @@ use crate::session::SessionSource;
 use crate::tls::{self, Tls};
 
 /// `url` with the password (if any) replaced by `***`.
-fn redacted(url: &str) -> String {
+pub(crate) fn redacted(url: &str) -> String {
     let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
         return url.to_string();
     };
@@ -74,6 +74,51 @@ fn valid_schema(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The connection settings of `url`, with the options' CA and connect timeout: the
+/// config, its TLS and the deadline of each network step.
+fn parse(
+    url: &str,
+    options: &PostgresOptions,
+) -> Result<(tokio_postgres::Config, Tls, std::time::Duration), Failure> {
+    // `sslmode` and `sslrootcert` are read here: tokio-postgres knows too few modes.
+    let (rest, tls_params) = tls::split_params(url);
+    let mut pg: tokio_postgres::Config =
+        rest.parse()
+            .map_err(|e: tokio_postgres::Error| PostgresError::InvalidUrl {
+                url: redacted(url),
+                reason: describe(&e),
+            })?;
+    let tls = Tls::new(&tls_params, options.ca.as_ref())?;
+    tls.apply(&mut pg);
+    // A zero timeout in the URL means "none" to libpq; here every step keeps one.
+    let deadline = match pg.get_connect_timeout() {
+        Some(t) if !t.is_zero() => *t,
+        _ => options.connect_timeout,
+    };
+    pg.connect_timeout(deadline);
+    if pg.get_application_name().is_none() {
+        pg.application_name("stategraph");
+    }
+    Ok((pg, tls, deadline))
+}
+
+/// Where the lock session comes from: the options' `lock_url`, else `default`.
+fn lock_source(
+    options: &PostgresOptions,
+    default: impl FnOnce() -> SessionSource,
+) -> Result<SessionSource, Failure> {
+    let Some(url) = &options.lock_url else {
+        return Ok(default());
+    };
+    let (pg, tls, deadline) = parse(&url.0, options)?;
+    Ok(SessionSource::Connect {
+        target: describe_target(&pg),
+        pg: Box::new(pg),
+        tls,
+        deadline,
+    })
+}
+
 impl PostgresSaver {
     /// Connects to the database at `url` (`postgres://user:password@host:5432/db`)
     /// with default options.
@@ -105,30 +150,12 @@ impl PostgresSaver {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(PostgresError::NoRuntime.into());
         }
-        // `sslmode` and `sslrootcert` are read here: tokio-postgres knows too few modes.
-        let (rest, tls_params) = tls::split_params(url);
-        let mut pg: tokio_postgres::Config =
-            rest.parse()
-                .map_err(|e: tokio_postgres::Error| PostgresError::InvalidUrl {
-                    url: redacted(url),
-                    reason: describe(&e),
-                })?;
-        let tls = Tls::new(&tls_params, options.ca.as_ref())?;
-        tls.apply(&mut pg);
+        let (mut pg, tls, deadline) = parse(url, &options)?;
         if let Some(name) = &options.schema {
             if !valid_schema(name) {
                 return Err(PostgresError::InvalidSchema { name: name.clone() }.into());
             }
             pg.options(format!("-c search_path={name}"));
-        }
-        // A zero timeout in the URL means "none" to libpq; here every step keeps one.
-        let deadline = match pg.get_connect_timeout() {
-            Some(t) if !t.is_zero() => *t,
-            _ => options.connect_timeout,
-        };
-        pg.connect_timeout(deadline);
-        if pg.get_application_name().is_none() {
-            pg.application_name("stategraph");
         }
         let target = describe_target(&pg);
         let manager = Manager::from_config(
@@ -146,12 +173,12 @@ impl PostgresSaver {
                 reason: e.to_string(),
             })?;
         let ssl_mode = Some(tls.mode);
-        let source = SessionSource::Connect {
+        let source = lock_source(&options, || SessionSource::Connect {
             pg: Box::new(pg),
             tls,
             target: target.clone(),
             deadline,
-        };
+        })?;
         Self::prepare(pool, ssl_mode, source, options, target, deadline).await
     }
 
@@ -162,14 +189,17 @@ impl PostgresSaver {
     ///
     /// The saver keeps one of the pool's connections as its lock session for as long as
     /// it is used and saves on the others, so it never holds more than the pool's
-    /// `max_size` connections (at least 2). The tables go in the connections' current
-    /// schema: set `search_path` in the pool's configuration (`options` =
-    /// `-c search_path=name`) to choose it. Of the options, `pool_size`, the CA and
-    /// `schema` are not used.
+    /// `max_size` connections (at least 2) — unless the options give a
+    /// [`lock_url`](PostgresOptions::lock_url), whose session is then the one
+    /// connection outside the pool. The tables go in the connections' current schema:
+    /// set `search_path` in the pool's configuration (`options` =
+    /// `-c search_path=name`) to choose it. The options' `pool_size` and `schema` are
+    /// not used (and the CA only for a `lock_url`).
     ///
     /// # Errors
     /// As [`connect_with`](Self::connect_with), and
-    /// [`PostgresError::PoolTooSmall`] for a pool of fewer than 2 connections, or
+    /// [`PostgresError::PoolTooSmall`] for a pool of fewer than 2 connections without a
+    /// `lock_url`, or
     /// [`PostgresError::SchemaWithPool`] when the options name a schema.
     pub async fn from_pool(pool: Pool, options: PostgresOptions) -> Result<Self, CheckpointError> {
         Self::from_pool_inner(pool, options)
@@ -182,7 +212,7 @@ impl PostgresSaver {
             return Err(PostgresError::NoRuntime.into());
         }
         let max_size = pool.status().max_size;
-        if max_size < 2 {
+        if max_size < 2 && options.lock_url.is_none() {
             return Err(PostgresError::PoolTooSmall { max_size }.into());
         }
         if let Some(name) = &options.schema {
@@ -190,11 +220,11 @@ impl PostgresSaver {
         }
         let target = "the PostgreSQL server of the given pool".to_string();
         let deadline = options.connect_timeout;
-        let source = SessionSource::Pool {
+        let source = lock_source(&options, || SessionSource::Pool {
             pool: pool.clone(),
             target: target.clone(),
             deadline,
-        };
+        })?;
         Self::prepare(pool, None, source, options, target, deadline).await
     }
 

@@ -26,6 +26,17 @@ pub struct PostgresOptions {
     pub(crate) schema: Option<String>,
     pub(crate) lock_poll: Duration,
     pub(crate) ca: Option<CaSource>,
+    pub(crate) lock_url: Option<LockUrl>,
+}
+
+/// A connection URL that may hold a password, shown without it.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct LockUrl(pub(crate) String);
+
+impl fmt::Debug for LockUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::connect::redacted(&self.0))
+    }
 }
 
 impl Default for PostgresOptions {
@@ -37,6 +48,7 @@ impl Default for PostgresOptions {
             schema: None,
             lock_poll: Duration::from_millis(25),
             ca: None,
+            lock_url: None,
         }
     }
 }
@@ -95,6 +107,17 @@ impl PostgresOptions {
     /// does those in a file.
     pub fn ca_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
         self.ca = Some(CaSource::Pem(pem.into()));
+        self
+    }
+
+    /// Opens the lock session (the one connection holding the threads' advisory
+    /// locks) to this URL instead of the saver's own. Behind PgBouncer in transaction
+    /// mode, point it at the server itself or at a session-mode pool: session-level
+    /// advisory locks need a session that stays one server connection. Its `sslmode`
+    /// and `sslrootcert` are read as the main URL's are; the options' CA and connect
+    /// timeout apply to it too.
+    pub fn lock_url(mut self, url: impl Into<String>) -> Self {
+        self.lock_url = Some(LockUrl(url.into()));
         self
     }
 

@@ -216,3 +216,51 @@ async fn a_run_whose_lock_session_dies_cannot_save_and_the_thread_runs_again_aft
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_url_takes_the_lock_session_elsewhere() {
+    let Some(url) = servers::postgres_url(module_path!()) else {
+        return;
+    };
+    let (main_app, lock_app) = (servers::fresh_schema("main"), servers::fresh_schema("lock"));
+    let schema = servers::fresh_schema("lock_url");
+    let saver = PostgresSaver::connect_with(
+        &servers::with_params(&url, &[("application_name", &main_app)]),
+        PostgresOptions::new()
+            .schema(schema.clone())
+            .lock_url(servers::with_params(
+                &url,
+                &[("application_name", &lock_app)],
+            )),
+    )
+    .await
+    .unwrap();
+    let graph = Arc::new(graph(saver));
+    let run = {
+        let graph = graph.clone();
+        tokio::spawn(async move {
+            graph
+                .invoke(Log::update(), &RunConfig::new().thread("elsewhere"))
+                .await
+        })
+    };
+    let watcher = monitor(&url).await;
+    let started = Instant::now();
+    loop {
+        let (_, on_lock_url) = sessions_and_locks(&watcher, &lock_app).await;
+        if on_lock_url == 1 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "no lock taken");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (main_sessions, on_main) = sessions_and_locks(&watcher, &main_app).await;
+    assert_eq!(on_main, 0, "a lock was taken on the main URL's sessions");
+    assert!(main_sessions >= 1);
+    assert_eq!(run.await.unwrap().unwrap().values.lines, ["done"]);
+
+    drop(graph);
+    tokio::task::spawn_blocking(move || servers::drop_schema(&url, &schema))
+        .await
+        .unwrap();
+}
