@@ -134,9 +134,10 @@ impl PostgresSaver {
     ///
     /// # Errors
     /// [`CheckpointError::Storage`] whose source is a [`PostgresError`]: the URL does
-    /// not parse, the server cannot be reached or refuses the login, the schema name is
-    /// not an identifier, or the tables were written by a newer version of this crate
-    /// (then nothing is modified).
+    /// not parse or names an unknown `sslmode`, the CA cannot be read, the server
+    /// cannot be reached, refuses the login, refuses TLS or presents a certificate
+    /// the mode does not accept, the schema name is not an identifier, or the tables
+    /// were written by a newer version of this crate (then nothing is modified).
     pub async fn connect_with(
         url: &str,
         options: PostgresOptions,

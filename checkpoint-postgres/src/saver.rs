@@ -62,7 +62,7 @@ impl PostgresOptions {
 
     /// The largest stored record, in bytes of JSON: a checkpoint, its metadata, one
     /// channel value or one pending write. Larger records are refused when written and
-    /// when read, as [`CheckpointError::Oversize`].
+    /// when read, as [`CheckpointError::Oversize`](stategraph::checkpoint::CheckpointError::Oversize).
     pub fn max_record_bytes(mut self, bytes: usize) -> Self {
         self.max_record_bytes = bytes;
         self
