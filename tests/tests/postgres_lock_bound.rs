@@ -264,3 +264,63 @@ async fn a_lock_url_takes_the_lock_session_elsewhere() {
         .await
         .unwrap();
 }
+
+/// A current-thread runtime with its drivers.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn locks_on_one_session_still_exclude_each_other_and_outlive_the_runtime_that_took_them() {
+    let Some(url) = servers::postgres_url(module_path!()) else {
+        return;
+    };
+    let schema = servers::fresh_schema("one_session");
+    let options = PostgresOptions::new().schema(schema.clone());
+    let first = runtime();
+    let (saver, other, held) = first.block_on(async {
+        let saver = PostgresSaver::connect_with(&url, options.clone())
+            .await
+            .unwrap();
+        let other = PostgresSaver::connect_with(&url, options).await.unwrap();
+        let held = saver
+            .lock_thread("mine", Duration::from_secs(1))
+            .await
+            .unwrap();
+        // Advisory locks are re-entrant within a session: the saver itself (and its
+        // clones, on the same lock session) must still see the thread as busy.
+        for again in [saver.clone(), saver.clone()] {
+            let err = again
+                .lock_thread("mine", Duration::from_millis(100))
+                .await
+                .unwrap_err();
+            assert!(matches!(err, CheckpointError::ThreadBusy { .. }), "{err:?}");
+        }
+        (saver, other, held)
+    });
+    // The runtime that took the lock is gone; the lock session is not.
+    drop(first);
+    runtime().block_on(async {
+        let err = other
+            .lock_thread("mine", Duration::from_millis(100))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CheckpointError::ThreadBusy { .. }), "{err:?}");
+        drop(held);
+        let mine = saver
+            .lock_thread("mine", Duration::from_secs(5))
+            .await
+            .unwrap();
+        drop(mine);
+        let theirs = other
+            .lock_thread("mine", Duration::from_secs(5))
+            .await
+            .unwrap();
+        drop(theirs);
+    });
+    drop((saver, other));
+    servers::drop_schema(&url, &schema);
+}

@@ -58,8 +58,9 @@ async fn tls_sessions(url: &str, app: &str) -> (i64, i64) {
     (row.get(0), row.get(1))
 }
 
-/// Connects with `params` added to `url` and the tables in a fresh schema, checks that
-/// every connection the saver opened is encrypted, and drops the schema.
+/// Connects with `params` added to `url` and the tables in a fresh schema, takes a
+/// thread's lock, checks that every connection the saver opened (its pool's and its
+/// lock session) is encrypted, and drops the schema.
 async fn connects_encrypted(url: &str, params: &[(&str, &str)], options: PostgresOptions) {
     let app = servers::fresh_schema("tls_app");
     let schema = servers::fresh_schema("tls");
@@ -72,8 +73,17 @@ async fn connects_encrypted(url: &str, params: &[(&str, &str)], options: Postgre
     .await
     .unwrap_or_else(|e| panic!("connecting with {params:?}: {e}: {e:?}"));
     assert!(saver.list_threads().await.unwrap().is_empty());
+    // The lock session is made like the pool's connections.
+    let lock = saver
+        .lock_thread("tls", std::time::Duration::from_secs(5))
+        .await
+        .unwrap_or_else(|e| panic!("locking with {params:?}: {e}: {e:?}"));
     let (encrypted, total) = tls_sessions(url, &app).await;
-    assert!(total >= 1, "no session named {app}");
+    drop(lock);
+    assert!(
+        total >= 2,
+        "{total} sessions named {app}, expected the pool's and the lock's"
+    );
     assert_eq!(
         encrypted, total,
         "{params:?}: some sessions are not encrypted"
