@@ -66,7 +66,7 @@ impl Table {
 }
 
 enum Request {
-    /// Takes `key` if it is free: the token and session backend, or `None` when busy.
+    /// Takes `key` if it is free: the holder's token, or `None` when busy.
     TryLock {
         key: i64,
         thread_id: String,
@@ -142,33 +142,40 @@ async fn serve(
                 reply,
             } => {
                 let locked = try_lock(&source, &table, &mut session, key, &thread_id).await;
-                let _ = reply.send(locked);
-            }
-            Request::Unlock { key, token } => {
-                // Whether the session still holds it (a lost lock is not held).
-                let release = {
-                    let mut t = lock_table(&table);
-                    match t.held.get(&key) {
-                        Some(holder) if holder.token == token => {
-                            let release = holder.lost.is_none()
-                                && session.as_ref().map(Session::pid) == Some(holder.pid);
-                            t.held.remove(&key);
-                            release
-                        }
-                        _ => false,
-                    }
-                };
-                if let (true, Some(s)) = (release, session.as_ref())
-                    && let Err(e) = s.unlock(key).await
-                {
-                    lock_table(&table).lose(s.pid(), &e);
-                    session = None;
+                // A caller that stopped waiting (its future was dropped) never gets a
+                // guard to release the lock with: release it here.
+                if let Err(Ok(Some(token))) = reply.send(locked) {
+                    release(&table, &mut session, key, token).await;
                 }
             }
+            Request::Unlock { key, token } => release(&table, &mut session, key, token).await,
         }
     }
     if let Some(s) = session {
         s.close().await;
+    }
+}
+
+/// Lets go of `key` if `token` holds it.
+async fn release(table: &Mutex<Table>, session: &mut Option<Session>, key: i64, token: u64) {
+    // Whether the session still holds it (a lost lock is not held).
+    let release = {
+        let mut t = lock_table(table);
+        match t.held.get(&key) {
+            Some(holder) if holder.token == token => {
+                let release =
+                    holder.lost.is_none() && session.as_ref().map(Session::pid) == Some(holder.pid);
+                t.held.remove(&key);
+                release
+            }
+            _ => false,
+        }
+    };
+    if let (true, Some(s)) = (release, session.as_ref())
+        && let Err(e) = s.unlock(key).await
+    {
+        lock_table(table).lose(s.pid(), &e);
+        *session = None;
     }
 }
 

@@ -324,3 +324,50 @@ fn locks_on_one_session_still_exclude_each_other_and_outlive_the_runtime_that_to
     drop((saver, other));
     servers::drop_schema(&url, &schema);
 }
+
+#[tokio::test]
+async fn a_lock_request_given_up_on_does_not_leave_the_thread_locked() {
+    let Some(url) = servers::postgres_url(module_path!()) else {
+        return;
+    };
+    let schema = servers::fresh_schema("given_up");
+    let options = PostgresOptions::new().schema(schema.clone());
+    let saver = PostgresSaver::connect_with(&url, options.clone())
+        .await
+        .unwrap();
+    let other = PostgresSaver::connect_with(&url, options).await.unwrap();
+    // Open the lock session first, so each request below is answered quickly, but
+    // not before its caller gives up.
+    drop(
+        saver
+            .lock_thread("warm", Duration::from_secs(5))
+            .await
+            .unwrap(),
+    );
+    let mut cancelled = 0;
+    for i in 0..20 {
+        let thread = format!("t{i}");
+        let asked = tokio::time::timeout(
+            Duration::from_micros(1),
+            saver.lock_thread(&thread, Duration::from_secs(5)),
+        )
+        .await;
+        if asked.is_err() {
+            cancelled += 1;
+        }
+        drop(asked);
+        let theirs = other
+            .lock_thread(&thread, Duration::from_secs(2))
+            .await
+            .unwrap_or_else(|e| panic!("{thread} was left locked: {e}"));
+        drop(theirs);
+    }
+    assert!(
+        cancelled > 0,
+        "no request was given up on before its answer"
+    );
+    drop((saver, other));
+    tokio::task::spawn_blocking(move || servers::drop_schema(&url, &schema))
+        .await
+        .unwrap();
+}
