@@ -51,6 +51,105 @@ pub enum PostgresError {
         /// The deadline that passed.
         after: std::time::Duration,
     },
+    /// The connection string's `sslmode` is not one of libpq's modes this saver offers.
+    #[error(
+        "sslmode={value:?} is not a TLS mode this saver knows; use disable, prefer, require, verify-ca or verify-full"
+    )]
+    InvalidSslMode {
+        /// The rejected value.
+        value: String,
+    },
+    /// The CA certificate file (`sslrootcert`, or the options' CA) cannot be used.
+    #[error(
+        "cannot use the CA certificate {path:?}: {reason}; give a readable PEM file holding the certificate of the CA that signed the server's certificate (sslrootcert=/path in the URL, or PostgresOptions::ca_file)"
+    )]
+    CaFile {
+        /// The file (or a description of the PEM given).
+        path: std::path::PathBuf,
+        /// What went wrong reading or parsing it.
+        reason: String,
+    },
+    /// No CA was given and the operating system's certificate store has none.
+    #[error(
+        "no CA certificates found in the system's store ({reason}); give the server's CA with sslrootcert=/path in the URL or PostgresOptions::ca_file"
+    )]
+    NoSystemRoots {
+        /// What loading the store reported.
+        reason: String,
+    },
+    /// The TLS client could not be configured.
+    #[error("cannot set up TLS: {reason}")]
+    TlsSetup {
+        /// What rustls reported.
+        reason: String,
+    },
+    /// The TLS handshake failed, most often because the server's certificate was
+    /// refused.
+    #[error(
+        "TLS with {target} failed under sslmode={mode}: {reason}; if the server's certificate was refused, give the CA that signed it (sslrootcert=/path in the URL, or PostgresOptions::ca_file), and for verify-full connect by a host name the certificate names"
+    )]
+    Tls {
+        /// Host, port, database and user (never the password).
+        target: String,
+        /// The `sslmode` in force.
+        mode: String,
+        /// What the TLS client reported.
+        reason: String,
+    },
+    /// The server does not accept TLS, but the `sslmode` requires it.
+    #[error(
+        "the server at {target} does not accept TLS connections, but sslmode={mode} requires TLS; turn on `ssl` in the server's configuration, or use sslmode=prefer or disable if the network is trusted"
+    )]
+    TlsUnsupported {
+        /// Host, port, database and user (never the password).
+        target: String,
+        /// The `sslmode` in force.
+        mode: String,
+    },
+    /// The saver's lock service (the thread holding its lock session) could not be
+    /// started, or stopped.
+    #[error("the PostgreSQL saver's lock service is not running: {reason}")]
+    LockService {
+        /// What went wrong.
+        reason: String,
+    },
+    /// The lock session failed twice in a row while asking for a thread's lock.
+    #[error(
+        "the lock session failed: {reason}; check that the server is reachable, and that the lock session does not go through a pooler in transaction mode (see the crate's docs on PgBouncer)"
+    )]
+    LockSession {
+        /// What the session reported.
+        reason: String,
+    },
+    /// A run's lock on its thread was lost (its lock session ended), so another
+    /// process may hold the thread now: the run's save was refused.
+    #[error(
+        "the lock on thread `{thread_id}` was lost ({reason}), so another process may be running it; this save was refused so that two runs never write one thread at once; run the thread again to continue from its last saved checkpoint"
+    )]
+    LockLost {
+        /// The thread.
+        thread_id: String,
+        /// How the lock was lost.
+        reason: String,
+    },
+    /// A pool given to [`PostgresSaver::from_pool`](crate::PostgresSaver::from_pool)
+    /// is too small to keep a lock session and still save.
+    #[error(
+        "a pool of at most {max_size} connection(s) is too small: the saver keeps one for its thread locks and saves on the others; build the pool with max_size of 2 or more"
+    )]
+    PoolTooSmall {
+        /// The pool's `max_size`.
+        max_size: usize,
+    },
+    /// [`PostgresOptions::schema`](crate::PostgresOptions::schema) was given with a
+    /// user's pool, whose connections the saver does not reconfigure.
+    #[error(
+        "schema {name:?} was set in PostgresOptions, but a saver on a given pool uses its connections' own search_path; set the schema in the pool's configuration (options = '-c search_path={name}') and leave PostgresOptions::schema unset"
+    )]
+    SchemaWithPool {
+        /// The schema named in the options.
+        name: String,
+    },
     /// A query failed.
     #[error("PostgreSQL query failed: {reason}")]
     Query {

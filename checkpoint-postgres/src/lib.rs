@@ -95,21 +95,72 @@
 //! record over the [size limit](PostgresOptions::max_record_bytes) is `Oversize`, and
 //! connection and query failures are `Storage` with a [`PostgresError`] source.
 //!
-//! Connections are made without TLS: keep the database on a private network (or
-//! reach it through a tunnel).
+//! # TLS
+//!
+//! `sslmode` in the URL (`postgres://…/db?sslmode=verify-full`, or `sslmode=…` in a
+//! key/value string) means what it means to libpq, over rustls:
+//!
+//! | `sslmode` | Encrypted | Certificate checked |
+//! |---|---|---|
+//! | `disable` | no | — |
+//! | `prefer` (default) | if the server offers TLS, else plain | no (chain only if a CA is given) |
+//! | `require` | yes, or the connection fails | no (chain only if a CA is given) |
+//! | `verify-ca` | yes | chain up to a trusted CA; any host name |
+//! | `verify-full` | yes | chain, and the host name in the URL |
+//!
+//! The trusted CA comes from `sslrootcert=/path/ca.pem` in the URL, else from
+//! [`PostgresOptions::ca_file`] or [`PostgresOptions::ca_pem`], else the operating
+//! system's store (`sslrootcert=system` asks for it and for `verify-full`, as libpq
+//! 16 does). For a managed database (RDS, Cloud SQL, Neon, Supabase), use
+//! `verify-full` with the provider's CA bundle, or the system store when the provider's
+//! certificate is publicly trusted. An unknown mode, an unreadable CA file, a refused
+//! certificate and a server refusing TLS each fail with their own [`PostgresError`]
+//! saying how to fix it.
+//!
+//! # Connections
+//!
+//! A saver made by [`PostgresSaver::connect_with`] holds at most
+//! [`pool_size`](PostgresOptions::pool_size) + 1 connections, however many threads it
+//! runs at once: its pool, plus one lock session on which every run holds its
+//! thread's advisory lock. A saver made by [`PostgresSaver::from_pool`] holds at most
+//! the pool's `max_size` (its lock session is one of the pool's connections). If the
+//! lock session dies while runs hold their threads, their next saves fail with
+//! [`PostgresError::LockLost`] (another process may hold the thread by then); before
+//! each save of a held thread, the saver asks the server that the lock is still held.
+//!
+//! # Behind PgBouncer
+//!
+//! In **session mode** everything works: each client connection keeps one server
+//! connection. In **transaction mode**, session-level advisory locks do not hold (the
+//! lock's statement and the session it lives in are not tied together), so give the
+//! lock session a URL of its own with [`PostgresOptions::lock_url`], to the server
+//! itself or to a session-mode pool, and let the pool go through PgBouncer. The
+//! pool's queries are prepared statements, so transaction mode also needs PgBouncer
+//! 1.21 or later with `max_prepared_statements` set. A
+//! [`schema`](PostgresOptions::schema) is sent as the startup parameter `options`,
+//! which poolers may refuse or drop: behind one, create the schema, set it on the
+//! database role instead (`ALTER ROLE app SET search_path = stategraph`) and leave the
+//! option unset. See `docs/postgres.md` in the repository for more.
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
 mod cache;
+mod connect;
 mod error;
 mod lock;
 mod saver;
 mod schema;
+mod session;
 mod store;
 mod threads;
+mod tls;
 
 pub use error::PostgresError;
 pub use saver::{PostgresOptions, PostgresSaver};
 pub use schema::TABLE_VERSION;
+
+/// The `deadpool-postgres` this crate is built with: build a pool for
+/// [`PostgresSaver::from_pool`] with it, so the versions match.
+pub use deadpool_postgres;

@@ -1,20 +1,28 @@
-//! One writer per thread across processes and machines: a session-level advisory lock
-//! keyed by a hash of the thread id, held on a connection of its own. The server
-//! releases it when that session ends — when the guard is dropped (which closes the
-//! connection), or when the process holding it dies.
+//! One writer per thread across processes and machines: session-level advisory locks
+//! keyed by a hash of the thread id, all held on one lock session per saver.
+//!
+//! The lock session is a connection of its own, driven by a thread of the saver's own
+//! (so it outlives whichever runtime asked for a lock) that serves lock and unlock
+//! requests one at a time. Advisory locks are re-entrant within a session, so the
+//! session keeps a table of the keys it holds and reports a key held in this process
+//! as busy. When the session ends — the saver and every lock are dropped, the process
+//! dies, or the server or network drops the connection — the server releases its locks.
+//!
+//! A lost session must not let two writers in: the holders' locks are marked lost, and
+//! before each save of a thread this process holds, [`check`] asks the server (over the
+//! pooled connection doing the save) whether the lock session still holds its lock.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::Poll;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use stategraph::checkpoint::{CheckpointError, SaverResult, ThreadLock};
-use tokio_postgres::NoTls;
-use tokio_postgres::tls::NoTlsStream;
+use tokio::sync::{mpsc, oneshot};
 
-use crate::error::{Failure, PostgresError, describe, within};
+use crate::error::{Failure, PostgresError};
 use crate::saver::PostgresSaver;
+use crate::session::{Session, SessionSource};
 
 /// The advisory lock key of `thread_id` in `schema`: 64 bits of a hash, so distinct
 /// threads share a key only by a negligible chance (and then merely take turns).
@@ -30,40 +38,216 @@ pub(crate) fn lock_key(schema: &str, thread_id: &str) -> i64 {
     i64::from_be_bytes(bytes)
 }
 
-/// The lock session's connection: the client and the socket it talks through.
-type Connection = tokio_postgres::Connection<tokio_postgres::Socket, NoTlsStream>;
-
-/// The session holding a lock. It owns its socket (no task of the runtime does), so
-/// dropping it closes the connection at once — even when the runtime is not running
-/// or is gone — and the server then ends the session and releases the lock.
-struct Session {
-    _client: tokio_postgres::Client,
-    // Never locked: the mutex only makes the session shareable between threads.
-    _connection: std::sync::Mutex<Connection>,
+/// A lock this process holds.
+struct Holder {
+    token: u64,
+    /// The backend of the lock session holding it.
+    pid: i32,
+    /// Why the lock is no longer held, once the session holding it has ended.
+    lost: Option<String>,
 }
 
-/// Runs `query` while driving `connection` (which carries its messages).
-async fn drive<T>(
-    connection: &mut Connection,
-    query: impl Future<Output = Result<T, tokio_postgres::Error>>,
-) -> Result<T, Failure> {
-    let mut query = std::pin::pin!(query);
-    std::future::poll_fn(|cx| {
-        if let Poll::Ready(result) = query.as_mut().poll(cx) {
-            return Poll::Ready(result.map_err(Failure::from));
-        }
-        match Pin::new(&mut *connection).poll(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e.into())),
-            // The server closed the connection; the query will not finish.
-            Poll::Ready(Ok(())) => Poll::Ready(Err(PostgresError::Connect {
-                target: String::new(),
-                reason: "the server closed the lock connection".into(),
+/// The locks this saver holds, by key.
+#[derive(Default)]
+struct Table {
+    held: HashMap<i64, Holder>,
+    next_token: u64,
+}
+
+impl Table {
+    /// Marks every lock held on the session `pid` as lost.
+    fn lose(&mut self, pid: i32, why: &str) {
+        for holder in self.held.values_mut() {
+            if holder.pid == pid && holder.lost.is_none() {
+                holder.lost = Some(why.to_string());
             }
-            .into())),
         }
-    })
-    .await
+    }
+}
+
+enum Request {
+    /// Takes `key` if it is free: the holder's token, or `None` when busy.
+    TryLock {
+        key: i64,
+        thread_id: String,
+        reply: oneshot::Sender<Result<Option<u64>, Failure>>,
+    },
+    Unlock {
+        key: i64,
+        token: u64,
+    },
+}
+
+/// The lock session of a saver and its clones.
+pub(crate) struct Locks {
+    source: SessionSource,
+    table: Arc<Mutex<Table>>,
+    /// The service thread's queue, once started.
+    service: Mutex<Option<mpsc::UnboundedSender<Request>>>,
+}
+
+fn lock_table(table: &Mutex<Table>) -> MutexGuard<'_, Table> {
+    // Nothing panics while holding it, so a poisoned table is still consistent.
+    table.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Locks {
+    pub(crate) fn new(source: SessionSource) -> Self {
+        Self {
+            source,
+            table: Arc::default(),
+            service: Mutex::new(None),
+        }
+    }
+
+    /// The service's queue, starting the service if it is not running.
+    fn queue(&self) -> Result<mpsc::UnboundedSender<Request>, Failure> {
+        let mut service = self.service.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(queue) = service.as_ref().filter(|q| !q.is_closed()) {
+            return Ok(queue.clone());
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| PostgresError::LockService {
+                reason: e.to_string(),
+            })?;
+        let (queue, requests) = mpsc::unbounded_channel();
+        let source = self.source.clone();
+        let table = self.table.clone();
+        std::thread::Builder::new()
+            .name("stategraph-postgres-locks".into())
+            .spawn(move || runtime.block_on(serve(source, table, requests)))
+            .map_err(|e| PostgresError::LockService {
+                reason: e.to_string(),
+            })?;
+        *service = Some(queue.clone());
+        Ok(queue)
+    }
+}
+
+/// Serves lock requests on one session (opened when first needed, and again after it
+/// ends) until every sender is gone.
+async fn serve(
+    source: SessionSource,
+    table: Arc<Mutex<Table>>,
+    mut requests: mpsc::UnboundedReceiver<Request>,
+) {
+    let mut session: Option<Session> = None;
+    while let Some(request) = requests.recv().await {
+        match request {
+            Request::TryLock {
+                key,
+                thread_id,
+                reply,
+            } => {
+                let locked = try_lock(&source, &table, &mut session, key, &thread_id).await;
+                // A caller that stopped waiting (its future was dropped) never gets a
+                // guard to release the lock with: release it here.
+                if let Err(Ok(Some(token))) = reply.send(locked) {
+                    release(&table, &mut session, key, token).await;
+                }
+            }
+            Request::Unlock { key, token } => release(&table, &mut session, key, token).await,
+        }
+    }
+    if let Some(s) = session {
+        s.close().await;
+    }
+}
+
+/// Lets go of `key` if `token` holds it.
+async fn release(table: &Mutex<Table>, session: &mut Option<Session>, key: i64, token: u64) {
+    // Whether the session still holds it (a lost lock is not held).
+    let release = {
+        let mut t = lock_table(table);
+        match t.held.get(&key) {
+            Some(holder) if holder.token == token => {
+                let release =
+                    holder.lost.is_none() && session.as_ref().map(Session::pid) == Some(holder.pid);
+                t.held.remove(&key);
+                release
+            }
+            _ => false,
+        }
+    };
+    if let (true, Some(s)) = (release, session.as_ref())
+        && let Err(e) = s.unlock(key).await
+    {
+        lock_table(table).lose(s.pid(), &e);
+        *session = None;
+    }
+}
+
+async fn try_lock(
+    source: &SessionSource,
+    locks: &Mutex<Table>,
+    session: &mut Option<Session>,
+    key: i64,
+    thread_id: &str,
+) -> Result<Option<u64>, Failure> {
+    if locks_held_here(locks, key) {
+        return Ok(None);
+    }
+    // A session that has ended is replaced; a query failing on one that seemed alive
+    // is tried once more on a new one.
+    for attempt in 0..2 {
+        if let Some(s) = session.as_ref().filter(|s| s.is_closed()) {
+            lock_table(locks).lose(s.pid(), "the lock session's connection closed");
+            *session = None;
+        }
+        let s = match session {
+            Some(s) => s,
+            None => session.insert(Session::open(source, thread_id).await?),
+        };
+        match s.try_lock(key).await {
+            Ok(false) => return Ok(None),
+            Ok(true) => {
+                let mut t = lock_table(locks);
+                t.next_token += 1;
+                let token = t.next_token;
+                let pid = s.pid();
+                t.held.insert(
+                    key,
+                    Holder {
+                        token,
+                        pid,
+                        lost: None,
+                    },
+                );
+                return Ok(Some(token));
+            }
+            Err(e) => {
+                lock_table(locks).lose(s.pid(), &e);
+                *session = None;
+                if attempt == 1 {
+                    return Err(PostgresError::LockSession { reason: e }.into());
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn locks_held_here(locks: &Mutex<Table>, key: i64) -> bool {
+    lock_table(locks).held.contains_key(&key)
+}
+
+/// Held while a run holds its thread: dropping it asks the service to unlock.
+struct Guard {
+    key: i64,
+    token: u64,
+    queue: mpsc::UnboundedSender<Request>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        // Without a service (it only stops when no guard is left), nothing is held.
+        let _ = self.queue.send(Request::Unlock {
+            key: self.key,
+            token: self.token,
+        });
+    }
 }
 
 pub(crate) async fn lock_thread(
@@ -74,52 +258,25 @@ pub(crate) async fn lock_thread(
     if tokio::runtime::Handle::try_current().is_err() {
         return Err(PostgresError::NoRuntime.into());
     }
-    let session = || format!("opening the lock session of thread `{thread_id}`");
-    let (client, mut connection) = within(saver.deadline, session, &saver.target, async {
-        saver.pg.connect(NoTls).await.map_err(|e| {
-            Failure::from(PostgresError::Connect {
-                target: saver.target.clone(),
-                reason: describe(&e),
-            })
-        })
-    })
-    .await?;
-    // A holder whose machine vanishes (rather than its process dying, which closes the
-    // connection at once) is noticed by the server within about a minute, not hours.
-    within(
-        saver.deadline,
-        session,
-        &saver.target,
-        drive(
-            &mut connection,
-            client.batch_execute(
-                "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10;
-                 SET tcp_keepalives_count = 3",
-            ),
-        ),
-    )
-    .await?;
     let key = lock_key(&saver.schema, thread_id);
     let started = Instant::now();
     loop {
-        let row = within(
-            saver.deadline,
-            || format!("asking for the lock of thread `{thread_id}`"),
-            &saver.target,
-            drive(
-                &mut connection,
-                client.query_one("SELECT pg_try_advisory_lock($1)", &[&key]),
-            ),
-        )
-        .await?;
-        if row.try_get::<_, bool>(0)? {
-            return Ok(ThreadLock::new(
-                thread_id,
-                Session {
-                    _client: client,
-                    _connection: std::sync::Mutex::new(connection),
-                },
-            ));
+        let queue = saver.locks.queue()?;
+        let (reply, answer) = oneshot::channel();
+        let stopped = || {
+            Failure::from(PostgresError::LockService {
+                reason: "the lock service stopped".into(),
+            })
+        };
+        queue
+            .send(Request::TryLock {
+                key,
+                thread_id: thread_id.to_string(),
+                reply,
+            })
+            .map_err(|_| stopped())?;
+        if let Some(token) = answer.await.map_err(|_| stopped())?? {
+            return Ok(ThreadLock::new(thread_id, Guard { key, token, queue }));
         }
         let waited = started.elapsed();
         if waited >= wait {
@@ -141,6 +298,51 @@ pub(crate) async fn lock(
     lock_thread(saver, thread_id, wait)
         .await
         .map_err(|f| f.during("lock_thread"))
+}
+
+/// Before a save of `thread_id`: when this process holds the thread, fails if its lock
+/// was lost, and otherwise asks the server (on `client`, the save's connection) that
+/// the lock session still holds it.
+pub(crate) async fn check(
+    saver: &PostgresSaver,
+    client: &tokio_postgres::Client,
+    thread_id: &str,
+) -> Result<(), Failure> {
+    let key = lock_key(&saver.schema, thread_id);
+    let pid = {
+        let t = lock_table(&saver.locks.table);
+        match t.held.get(&key) {
+            None => return Ok(()),
+            Some(Holder {
+                lost: Some(reason), ..
+            }) => return Err(lost(thread_id, reason)),
+            Some(holder) => holder.pid,
+        }
+    };
+    // A bigint advisory key shows in pg_locks as its high and low halves.
+    let (high, low) = ((key >> 32) as u32, key as u32);
+    let held: bool = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
+               AND pid = $1 AND classid = $2 AND objid = $3 AND objsubid = 1 AND granted)",
+            &[&pid, &high, &low],
+        )
+        .await?
+        .try_get(0)?;
+    if held {
+        return Ok(());
+    }
+    let reason = "the server no longer shows it held by the lock session";
+    lock_table(&saver.locks.table).lose(pid, reason);
+    Err(lost(thread_id, reason))
+}
+
+fn lost(thread_id: &str, reason: &str) -> Failure {
+    PostgresError::LockLost {
+        thread_id: thread_id.to_string(),
+        reason: reason.to_string(),
+    }
+    .into()
 }
 
 #[cfg(test)]

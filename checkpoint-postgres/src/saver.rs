@@ -1,20 +1,20 @@
-//! `PostgresSaver`: connecting, the pool, and each operation on a pooled connection.
+//! `PostgresSaver` and its options; each operation on a pooled connection.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{Client, Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::{Client, Pool};
 use stategraph::BoxFuture;
 use stategraph::cache::{CacheEntry, CacheKey, NodeCache};
 use stategraph::checkpoint::{
-    Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSaver,
-    CheckpointTuple, ListOptions, PendingWrite, SaveOp, SaverResult, StoredValue, ThreadInfo,
-    ThreadLock,
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple,
+    ListOptions, PendingWrite, SaveOp, SaverResult, StoredValue, ThreadInfo, ThreadLock,
 };
-use tokio_postgres::NoTls;
 
-use crate::error::{Failure, PostgresError, describe, within};
-use crate::{cache, lock, schema, store, threads};
+use crate::lock::{self, Locks};
+use crate::tls::{CaSource, SslMode};
+use crate::{cache, store, threads};
 
 /// Settings of a [`PostgresSaver`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +25,18 @@ pub struct PostgresOptions {
     pub(crate) connect_timeout: Duration,
     pub(crate) schema: Option<String>,
     pub(crate) lock_poll: Duration,
+    pub(crate) ca: Option<CaSource>,
+    pub(crate) lock_url: Option<LockUrl>,
+}
+
+/// A connection URL that may hold a password, shown without it.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct LockUrl(pub(crate) String);
+
+impl fmt::Debug for LockUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::connect::redacted(&self.0))
+    }
 }
 
 impl Default for PostgresOptions {
@@ -35,6 +47,8 @@ impl Default for PostgresOptions {
             connect_timeout: Duration::from_secs(10),
             schema: None,
             lock_poll: Duration::from_millis(25),
+            ca: None,
+            lock_url: None,
         }
     }
 }
@@ -48,14 +62,15 @@ impl PostgresOptions {
 
     /// The largest stored record, in bytes of JSON: a checkpoint, its metadata, one
     /// channel value or one pending write. Larger records are refused when written and
-    /// when read, as [`CheckpointError::Oversize`].
+    /// when read, as [`CheckpointError::Oversize`](stategraph::checkpoint::CheckpointError::Oversize).
     pub fn max_record_bytes(mut self, bytes: usize) -> Self {
         self.max_record_bytes = bytes;
         self
     }
 
-    /// Most connections the saver keeps open at once (at least 1). Each running
-    /// thread also holds one more connection for its lock while it runs.
+    /// Most connections the saver's pool keeps open at once (at least 1). The
+    /// threads' locks take one more connection, the lock session, however many
+    /// threads run: the saver holds at most `connections` + 1.
     pub fn pool_size(mut self, connections: usize) -> Self {
         self.pool_size = connections.max(1);
         self
@@ -78,6 +93,34 @@ impl PostgresOptions {
         self
     }
 
+    /// Trusts the CA certificates in this PEM file for the server's certificate (as
+    /// `sslrootcert=/path` in the URL, which takes precedence). With a CA given,
+    /// `sslmode=prefer` and `require` check the certificate's chain as `verify-ca`
+    /// does (as libpq); without one, `verify-ca` and `verify-full` trust the operating
+    /// system's CA store.
+    pub fn ca_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.ca = Some(CaSource::File(path.into()));
+        self
+    }
+
+    /// Trusts the CA certificates in these PEM bytes, as [`ca_file`](Self::ca_file)
+    /// does those in a file.
+    pub fn ca_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.ca = Some(CaSource::Pem(pem.into()));
+        self
+    }
+
+    /// Opens the lock session (the one connection holding the threads' advisory
+    /// locks) to this URL instead of the saver's own. Behind PgBouncer in transaction
+    /// mode, point it at the server itself or at a session-mode pool: session-level
+    /// advisory locks need a session that stays one server connection. Its `sslmode`
+    /// and `sslrootcert` are read as the main URL's are; the options' CA and connect
+    /// timeout apply to it too.
+    pub fn lock_url(mut self, url: impl Into<String>) -> Self {
+        self.lock_url = Some(LockUrl(url.into()));
+        self
+    }
+
     /// How often a run waiting for a busy thread asks again whether it is free.
     pub fn lock_poll_interval(mut self, interval: Duration) -> Self {
         self.lock_poll = interval.max(Duration::from_millis(1));
@@ -93,13 +136,20 @@ impl PostgresOptions {
 /// tokio runtime with its I/O and time drivers (`#[tokio::main]`, or
 /// `invoke_blocking`).
 ///
-/// A run holds its thread with a session-level advisory lock on a connection of its
-/// own (see [`CheckpointSaver::lock_thread`]): another process running the same thread
+/// A run holds its thread with a session-level advisory lock (see
+/// [`CheckpointSaver::lock_thread`]); the locks of all the saver's runs share one
+/// connection of their own, the lock session. Another process running the same thread
 /// waits for it, and if the holder dies its session ends and the lock goes with it.
+/// So the saver holds at most [`pool_size`](PostgresOptions::pool_size) + 1
+/// connections, however many threads run (one of the pool's own connections, when
+/// built with [`from_pool`](PostgresSaver::from_pool)).
 #[derive(Clone)]
 pub struct PostgresSaver {
     pub(crate) pool: Pool,
-    pub(crate) pg: tokio_postgres::Config,
+    /// The `sslmode` of the saver's own pool (`None` for a user's pool).
+    pub(crate) ssl_mode: Option<SslMode>,
+    /// The lock session and the locks held on it.
+    pub(crate) locks: Arc<Locks>,
     pub(crate) options: PostgresOptions,
     pub(crate) target: String,
     /// The schema holding the tables (part of each thread's lock key).
@@ -118,204 +168,25 @@ impl fmt::Debug for PostgresSaver {
     }
 }
 
-/// `url` with the password (if any) replaced by `***`.
-fn redacted(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        return url.to_string();
-    };
-    let rest = &url[scheme_end..];
-    let Some(at) = rest.rfind('@') else {
-        return url.to_string();
-    };
-    match rest[..at].find(':') {
-        Some(colon) => format!(
-            "{}{}:***{}",
-            &url[..scheme_end],
-            &rest[..colon],
-            &rest[at..]
-        ),
-        None => url.to_string(),
-    }
-}
-
-/// Host, port, database and user of a connection config, for messages.
-fn describe_target(pg: &tokio_postgres::Config) -> String {
-    use tokio_postgres::config::Host;
-    let hosts: Vec<String> = pg
-        .get_hosts()
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            let port = pg
-                .get_ports()
-                .get(i)
-                .or(pg.get_ports().first())
-                .copied()
-                .unwrap_or(5432);
-            match h {
-                Host::Tcp(name) => format!("{name}:{port}"),
-                Host::Unix(path) => format!("{}:{port}", path.display()),
-            }
-        })
-        .collect();
-    let hosts = if hosts.is_empty() {
-        "localhost:5432".to_string()
-    } else {
-        hosts.join(",")
-    };
-    format!(
-        "{hosts} (database `{}`, user `{}`)",
-        pg.get_dbname().unwrap_or("default"),
-        pg.get_user().unwrap_or("default")
-    )
-}
-
-fn valid_schema(name: &str) -> bool {
-    let mut chars = name.chars();
-    name.len() <= 63
-        && chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 impl PostgresSaver {
-    /// Connects to the database at `url` (`postgres://user:password@host:5432/db`)
-    /// with default options.
-    ///
-    /// # Errors
-    /// As [`PostgresSaver::connect_with`].
-    pub async fn connect(url: &str) -> Result<Self, CheckpointError> {
-        Self::connect_with(url, PostgresOptions::new()).await
-    }
-
-    /// Connects to the database at `url` and creates or upgrades the saver's tables
-    /// (in one transaction; workers starting together migrate once).
-    ///
-    /// # Errors
-    /// [`CheckpointError::Storage`] whose source is a [`PostgresError`]: the URL does
-    /// not parse, the server cannot be reached or refuses the login, the schema name is
-    /// not an identifier, or the tables were written by a newer version of this crate
-    /// (then nothing is modified).
-    pub async fn connect_with(
-        url: &str,
-        options: PostgresOptions,
-    ) -> Result<Self, CheckpointError> {
-        Self::connect_inner(url, options)
-            .await
-            .map_err(|f| f.during("connect"))
-    }
-
-    async fn connect_inner(url: &str, options: PostgresOptions) -> Result<Self, Failure> {
-        if tokio::runtime::Handle::try_current().is_err() {
-            return Err(PostgresError::NoRuntime.into());
-        }
-        let mut pg: tokio_postgres::Config =
-            url.parse()
-                .map_err(|e: tokio_postgres::Error| PostgresError::InvalidUrl {
-                    url: redacted(url),
-                    reason: describe(&e),
-                })?;
-        if let Some(name) = &options.schema {
-            if !valid_schema(name) {
-                return Err(PostgresError::InvalidSchema { name: name.clone() }.into());
+    /// A pooled connection for `operation` writing `threads`, once the locks this
+    /// process holds on them are known to be held still.
+    async fn write_client<'t>(
+        &self,
+        operation: &'static str,
+        threads: impl IntoIterator<Item = &'t String>,
+    ) -> SaverResult<Client> {
+        let client = self.op_client(operation).await?;
+        let mut checked: Vec<&str> = Vec::new();
+        for thread in threads {
+            if !checked.contains(&thread.as_str()) {
+                lock::check(self, &client, thread)
+                    .await
+                    .map_err(|f| f.during(operation))?;
+                checked.push(thread);
             }
-            pg.options(format!("-c search_path={name}"));
         }
-        // A zero timeout in the URL means "none" to libpq; here every step keeps one.
-        let deadline = match pg.get_connect_timeout() {
-            Some(t) if !t.is_zero() => *t,
-            _ => options.connect_timeout,
-        };
-        pg.connect_timeout(deadline);
-        if pg.get_application_name().is_none() {
-            pg.application_name("stategraph");
-        }
-        let target = describe_target(&pg);
-        let manager = Manager::from_config(
-            pg.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(options.pool_size)
-            .build()
-            .map_err(|e| PostgresError::Connect {
-                target: target.clone(),
-                reason: e.to_string(),
-            })?;
-        let mut saver = Self {
-            pool,
-            pg,
-            options,
-            target,
-            schema: String::new(),
-            deadline,
-        };
-        let mut client = saver.client().await?;
-        saver.schema = match &saver.options.schema {
-            Some(name) => name.clone(),
-            None => {
-                within(
-                    deadline,
-                    || "reading the current schema".into(),
-                    &saver.target,
-                    async {
-                        Ok(client
-                            .query_one("SELECT current_schema()::text", &[])
-                            .await?
-                            .try_get::<_, Option<String>>(0)?
-                            .unwrap_or_else(|| "public".to_string()))
-                    },
-                )
-                .await?
-            }
-        };
-        schema::migrate(&mut client, &saver.schema, saver.options.schema.is_some()).await?;
-        drop(client);
-        Ok(saver)
-    }
-
-    /// The options it was connected with.
-    pub fn options(&self) -> &PostgresOptions {
-        &self.options
-    }
-
-    /// A pooled connection.
-    pub(crate) async fn client(&self) -> Result<Client, Failure> {
-        let status = self.pool.status();
-        let step = || {
-            if status.available == 0 && status.size >= status.max_size {
-                "waiting for a free connection of the pool".to_string()
-            } else {
-                "opening a connection (TCP connect and startup handshake)".to_string()
-            }
-        };
-        within(self.deadline, step, &self.target, self.pooled()).await
-    }
-
-    async fn pooled(&self) -> Result<Client, Failure> {
-        self.pool.get().await.map_err(|e| {
-            let reason = match &e {
-                deadpool_postgres::PoolError::Backend(e) => describe(e),
-                other => other.to_string(),
-            };
-            PostgresError::Connect {
-                target: self.target.clone(),
-                reason,
-            }
-            .into()
-        })
-    }
-
-    /// A pooled connection for `operation`, failing with its name.
-    async fn op_client(&self, operation: &'static str) -> SaverResult<Client> {
-        if tokio::runtime::Handle::try_current().is_err() {
-            return Err(Failure::from(PostgresError::NoRuntime).during(operation));
-        }
-        self.client().await.map_err(|f| f.during(operation))
+        Ok(client)
     }
 }
 
@@ -352,7 +223,7 @@ impl CheckpointSaver for PostgresSaver {
         metadata: CheckpointMetadata,
     ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
         Box::pin(async move {
-            let mut client = self.op_client("put").await?;
+            let mut client = self.write_client("put", [&config.thread_id]).await?;
             store::put(
                 &mut client,
                 self.options.max_record_bytes,
@@ -367,7 +238,15 @@ impl CheckpointSaver for PostgresSaver {
 
     fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
-            let mut client = self.op_client("put_batch").await?;
+            let threads: Vec<&String> = ops
+                .iter()
+                .map(|op| match op {
+                    SaveOp::Checkpoint { config, .. } | SaveOp::Writes { config, .. } => {
+                        &config.thread_id
+                    }
+                })
+                .collect();
+            let mut client = self.write_client("put_batch", threads).await?;
             store::put_batch(&mut client, self.options.max_record_bytes, ops)
                 .await
                 .map_err(|f| f.during("put_batch"))
@@ -380,7 +259,7 @@ impl CheckpointSaver for PostgresSaver {
         writes: Vec<PendingWrite>,
     ) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
-            let mut client = self.op_client("put_writes").await?;
+            let mut client = self.write_client("put_writes", [&config.thread_id]).await?;
             store::put_writes(&mut client, self.options.max_record_bytes, config, &writes)
                 .await
                 .map_err(|f| f.during("put_writes"))
@@ -450,11 +329,14 @@ impl CheckpointSaver for PostgresSaver {
     }
 
     /// A session-level advisory lock (`pg_try_advisory_lock`) on a 64-bit hash of the
-    /// schema and thread id, held on a connection of its own (outside the pool) and
-    /// tried again every [poll interval](PostgresOptions::lock_poll_interval) until
-    /// `wait` has passed. The server releases it when the guard is dropped or the
-    /// holding process dies (or, through TCP keepalives, within about a minute of its
-    /// machine becoming unreachable).
+    /// schema and thread id, held on the saver's lock session — one connection outside
+    /// the pool that holds the locks of all the saver's runs — and tried again every
+    /// [poll interval](PostgresOptions::lock_poll_interval) until `wait` has passed.
+    /// The server releases it when the guard is dropped or the holding process dies
+    /// (or, through TCP keepalives, within about a minute of its machine becoming
+    /// unreachable). If the lock session ends while a run holds its thread, the run's
+    /// next save fails with [`PostgresError::LockLost`](crate::PostgresError::LockLost)
+    /// rather than write a thread another process may have taken.
     fn lock_thread<'a>(
         &'a self,
         thread_id: &'a str,

@@ -63,3 +63,49 @@ pub fn drop_schema(url: &str, schema: &str) {
         let _ = driver.await;
     });
 }
+
+/// The environment variable naming the PEM file of the CA that signed the test
+/// server's certificate (set by `.ci/run`, whose server runs with `ssl=on`).
+pub const POSTGRES_TLS_CA_VAR: &str = "STATEGRAPH_POSTGRES_TLS_CA";
+
+/// The PostgreSQL URL and the path of its server's CA certificate, for TLS tests, or
+/// `None` (after printing a skip line) when either is missing outside CI.
+///
+/// # Panics
+/// When either is missing and `CI` is `true`.
+pub fn postgres_tls(test: &str) -> Option<(String, String)> {
+    let url = std::env::var(POSTGRES_URL_VAR)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let ca = std::env::var(POSTGRES_TLS_CA_VAR)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    match (url, ca) {
+        (Some(url), Some(ca)) => Some((url, ca)),
+        _ => {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!(
+                    "{test}: {POSTGRES_URL_VAR} and {POSTGRES_TLS_CA_VAR} must both be set under CI=true; .ci/run's start_postgres sets them for a server with ssl=on"
+                );
+            }
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipping: {test}: set {POSTGRES_URL_VAR} to a server with ssl=on and {POSTGRES_TLS_CA_VAR} to the PEM file of the CA that signed its certificate"
+            );
+            None
+        }
+    }
+}
+
+/// `url` with `params` added to its query string.
+pub fn with_params(url: &str, params: &[(&str, &str)]) -> String {
+    let mut out = url.to_string();
+    for (key, value) in params {
+        out.push(if out.contains('?') { '&' } else { '?' });
+        out.push_str(key);
+        out.push('=');
+        out.push_str(value);
+    }
+    out
+}

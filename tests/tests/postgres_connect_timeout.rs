@@ -141,5 +141,8 @@ async fn a_lock_session_that_never_opens_fails_naming_it() {
         started.elapsed()
     );
     let (step, _) = timeout_of(&err);
-    assert!(step.contains("lock session of thread `stuck`"), "{step}");
+    assert!(
+        step.contains("lock session") && step.contains("thread `stuck`"),
+        "{step}"
+    );
 }
