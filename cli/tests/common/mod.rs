@@ -164,13 +164,25 @@ impl Run {
     }
 }
 
-/// Runs the built `stategraph` binary with standard input closed (no terminal).
+/// Runs the built `stategraph` binary with standard input closed (no terminal), and
+/// without the environment variables it reads (`STATEGRAPH_POSTGRES_URL`, `COLUMNS`),
+/// so the test's environment does not change what it does.
 pub fn stategraph(args: &[&str]) -> Run {
-    let out: Output = Process::new(env!("CARGO_BIN_EXE_stategraph"))
+    stategraph_with_env(args, &[])
+}
+
+/// Runs the built `stategraph` binary as [`stategraph`] does, with `env` set.
+pub fn stategraph_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut process = Process::new(env!("CARGO_BIN_EXE_stategraph"));
+    process
         .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .env_remove(stategraph_cli::URL_ENV)
+        .env_remove("COLUMNS")
+        .stdin(Stdio::null());
+    for (key, value) in env {
+        process.env(key, value);
+    }
+    let out: Output = process.output().unwrap();
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8(out.stdout).unwrap(),

@@ -1,0 +1,209 @@
+//! Tables that fit the output width, laid out by `comfy-table`.
+//!
+//! Columns are as wide as their widest cell while everything fits. When it does not,
+//! the *flexible* columns (values, lists) share what the others leave, and their cells
+//! are either cut to one line ending in `…` or wrapped onto several lines. Every line
+//! of output fits the width.
+
+use comfy_table::{ColumnConstraint, ContentArrangement, Row, Table, Width, presets};
+
+/// The width used when neither `--width`, `COLUMNS` nor a terminal gives one.
+pub const DEFAULT_WIDTH: usize = 100;
+/// The narrowest output laid out; a smaller width is taken as this.
+pub const MIN_WIDTH: usize = 40;
+/// The fewest characters a flexible column is squeezed to.
+const MIN_FLEX: usize = 8;
+/// Spaces between columns.
+const GAP: usize = 2;
+
+/// The output width: `flag` (`--width`), else the `COLUMNS` environment variable,
+/// else the terminal's width when standard output is a terminal, else
+/// [`DEFAULT_WIDTH`]; never below [`MIN_WIDTH`].
+pub fn output_width(flag: Option<usize>) -> usize {
+    let from_env = || {
+        std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0)
+    };
+    let from_terminal = || terminal_size::terminal_size().map(|(w, _)| usize::from(w.0));
+    flag.or_else(from_env)
+        .or_else(from_terminal)
+        .unwrap_or(DEFAULT_WIDTH)
+        .max(MIN_WIDTH)
+}
+
+/// What happens to a flexible cell wider than its column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overflow {
+    /// Cut to one line ending in `…`.
+    Truncate,
+    /// Wrapped onto as many lines as it needs.
+    Wrap,
+}
+
+/// A table's columns: headers, and which columns give way when space is short.
+pub struct Columns<'a> {
+    headers: &'a [&'a str],
+    flexible: &'a [usize],
+    overflow: Overflow,
+}
+
+impl<'a> Columns<'a> {
+    /// Columns named `headers`, of which those at the indices `flexible` give way.
+    pub fn new(headers: &'a [&'a str], flexible: &'a [usize]) -> Self {
+        Self {
+            headers,
+            flexible,
+            overflow: Overflow::Truncate,
+        }
+    }
+
+    /// How flexible cells that do not fit are shown (default: truncated).
+    #[must_use]
+    pub fn overflow(mut self, overflow: Overflow) -> Self {
+        self.overflow = overflow;
+        self
+    }
+
+    /// The table of `rows` in `width` characters, each line ending in `\n`.
+    pub fn render(&self, rows: &[Vec<String>], width: usize) -> String {
+        let n = self.headers.len();
+        let mut natural: Vec<usize> = self.headers.iter().map(|h| chars(h)).collect();
+        for row in rows {
+            for (w, cell) in natural.iter_mut().zip(row) {
+                *w = (*w).max(chars(cell));
+            }
+        }
+        let widths = share(&natural, self.flexible, width.saturating_sub(GAP * (n - 1)));
+        let mut table = Table::new();
+        table
+            .load_style(presets::NOTHING)
+            .set_content_arrangement(ContentArrangement::Disabled)
+            .set_truncation_indicator("…")
+            .set_header(self.headers.to_vec());
+        for row in rows {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|(cell, &w)| match self.overflow {
+                    Overflow::Truncate => truncate(cell, w),
+                    Overflow::Wrap => cell.clone(),
+                })
+                .collect();
+            table.add_row(Row::from(cells));
+        }
+        for (i, column) in table.column_iter_mut().enumerate() {
+            let gap = if i + 1 < n { GAP } else { 0 };
+            column.set_padding((0, u16::try_from(gap).unwrap_or(0)));
+            let w = u16::try_from(widths[i].max(1) + gap).unwrap_or(u16::MAX);
+            column.set_constraint(ColumnConstraint::Absolute(Width::Fixed(w)));
+        }
+        table.lines().map(|line| fit_line(&line, width)).collect()
+    }
+}
+
+/// Column widths: the natural ones when they fit in `room`; else the fixed columns
+/// keep theirs and the flexible ones share the rest, a narrow one keeping its natural
+/// width and the others an equal share (never below [`MIN_FLEX`]).
+fn share(natural: &[usize], flexible: &[usize], room: usize) -> Vec<usize> {
+    let mut widths = natural.to_vec();
+    if natural.iter().sum::<usize>() <= room {
+        return widths;
+    }
+    let fixed: usize = (0..natural.len())
+        .filter(|i| !flexible.contains(i))
+        .map(|i| natural[i])
+        .sum();
+    let mut left = room.saturating_sub(fixed);
+    let mut open: Vec<usize> = flexible.to_vec();
+    // Water-filling: columns narrower than an equal share keep their width.
+    while let Some(count) = std::num::NonZeroUsize::new(open.len()) {
+        let fair = left / count;
+        let (narrow, wide): (Vec<usize>, Vec<usize>) =
+            open.iter().partition(|&&i| natural[i] <= fair);
+        if narrow.is_empty() {
+            for (k, &i) in wide.iter().enumerate() {
+                // The first columns take the remainder of the division.
+                let extra = usize::from(k < left % count);
+                widths[i] = (fair + extra).max(MIN_FLEX);
+            }
+            break;
+        }
+        for &i in &narrow {
+            left -= natural[i];
+        }
+        open = wide;
+    }
+    widths
+}
+
+/// The number of characters of `s`.
+pub fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// `s` cut to `width` characters, the last of them `…` when anything was cut.
+pub fn truncate(s: &str, width: usize) -> String {
+    if chars(s) <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// `line` without trailing spaces, cut to `width` (a safety net: cells are laid out
+/// to fit already), with a newline.
+fn fit_line(line: &str, width: usize) -> String {
+    let mut out = truncate(line.trim_end(), width);
+    out.push('\n');
+    out
+}
+
+/// Lines of `text`, each cut to `width` characters with `…`.
+pub fn fit(text: &str, width: usize) -> String {
+    text.lines().map(|l| fit_line(l, width)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_as_wide_as_their_widest_cell_when_everything_fits() {
+        let out = Columns::new(&["A", "LONG HEADER", "LAST"], &[2]).render(
+            &[
+                vec!["wide cell".into(), "x".into(), "end".into()],
+                vec!["y".into(), "z".into(), "".into()],
+            ],
+            100,
+        );
+        assert_eq!(
+            out,
+            "A          LONG HEADER  LAST\nwide cell  x            end\ny          z\n"
+        );
+    }
+
+    #[test]
+    fn flexible_columns_share_the_width_and_are_cut_or_wrapped() {
+        let long = "x".repeat(100);
+        let rows = vec![vec!["key".to_string(), long.clone(), "short".to_string()]];
+        let out = Columns::new(&["K", "VALUE", "OTHER"], &[1, 2]).render(&rows, 40);
+        let line = out.lines().nth(1).unwrap();
+        // 3 + 2 + value + 2 + 5 = 40: the narrow flexible column keeps its width.
+        assert_eq!(line, format!("key  {}…  short", "x".repeat(27)));
+        let wrapped = Columns::new(&["K", "VALUE", "OTHER"], &[1, 2])
+            .overflow(Overflow::Wrap)
+            .render(&rows, 40);
+        assert_eq!(wrapped.lines().count(), 1 + 100usize.div_ceil(28));
+        assert!(wrapped.lines().all(|l| chars(l) <= 40), "{wrapped}");
+        assert_eq!(wrapped.matches('x').count(), 100);
+    }
+
+    #[test]
+    fn the_width_comes_from_the_flag_then_the_environment() {
+        assert_eq!(output_width(Some(120)), 120);
+        assert_eq!(output_width(Some(3)), MIN_WIDTH);
+    }
+}
