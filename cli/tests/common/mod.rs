@@ -86,6 +86,45 @@ pub async fn write_tickets(saver: impl CheckpointSaver) -> CompiledGraph<Ticket>
     graph
 }
 
+#[node]
+fn jammed(_: &Ticket) -> Result<TicketUpdate, NodeError> {
+    Err(NodeError::msg("the printer is jammed"))
+}
+
+/// Writes two more threads to `saver`: `ticket-failed`, whose second step's node
+/// failed, and `ticket-paused`, stopped at a breakpoint before its work starts.
+pub async fn write_stopped_tickets(saver: impl CheckpointSaver + Clone) {
+    let failing = StateGraph::<Ticket>::new()
+        .add_node(triage)
+        .add_node(jammed)
+        .add_edge(START, triage)
+        .add_edge(triage, jammed)
+        .add_edge(jammed, END)
+        .compile_with(CompileOptions::new().checkpointer(saver.clone()))
+        .unwrap();
+    let config = RunConfig::new().thread("ticket-failed");
+    let failed = failing.invoke(Ticket::update().title("jam"), &config).await;
+    assert!(failed.is_err());
+
+    let paused = StateGraph::<Ticket>::new()
+        .add_node(triage)
+        .add_node(work)
+        .add_edge(START, triage)
+        .add_edge(triage, work)
+        .add_edge(work, END)
+        .compile_with(
+            CompileOptions::new()
+                .checkpointer(saver)
+                .interrupt_before([work]),
+        )
+        .unwrap();
+    let config = RunConfig::new().thread("ticket-paused");
+    paused
+        .invoke(Ticket::update().title("paper"), &config)
+        .await
+        .unwrap();
+}
+
 /// The main demo's thread id in [`Fixture::with_demo`].
 pub const DEMO_THREAD: &str = "research-1";
 
@@ -118,6 +157,14 @@ impl Fixture {
         stategraph_examples::research::run(&options, &mut transcript)
             .await
             .unwrap();
+        fixture
+    }
+
+    /// [`Fixture::with_demo`], and the threads of [`write_stopped_tickets`]: one of
+    /// each status.
+    pub async fn with_every_status() -> Self {
+        let fixture = Self::with_demo().await;
+        write_stopped_tickets(SqliteSaver::open(&fixture.db).unwrap()).await;
         fixture
     }
 
