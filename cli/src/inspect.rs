@@ -256,9 +256,15 @@ impl<'a> Inspector<'a> {
         if tuples.is_empty() {
             return Err(self.unknown_thread(thread_id));
         }
+        // The saver's count includes every namespace; without a limit, what is
+        // listed is the whole history.
+        let total = match limit {
+            Some(_) => info.checkpoint_count,
+            None => u64::try_from(tuples.len()).unwrap_or(u64::MAX),
+        };
         Ok(HistoryReport {
             thread_id: thread_id.to_string(),
-            total: info.checkpoint_count,
+            total,
             checkpoints: tuples.iter().map(history_entry).collect(),
         })
     }

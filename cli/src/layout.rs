@@ -75,7 +75,8 @@ impl<'a> Columns<'a> {
                 *w = (*w).max(chars(cell));
             }
         }
-        let widths = share(&natural, self.flexible, width.saturating_sub(GAP * (n - 1)));
+        let gaps = GAP * n.saturating_sub(1);
+        let widths = share(&natural, self.flexible, width.saturating_sub(gaps));
         let mut table = Table::new();
         table
             .load_style(presets::NOTHING)

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{Fixture, stategraph, stategraph_with_env};
+use stategraph::prelude::RunConfig;
 use stategraph_cli::{URL_ENV, exit};
 
 fn code(c: u8) -> i32 {
@@ -164,6 +165,44 @@ async fn an_unknown_or_ambiguous_checkpoint_is_exit_6() {
         f.run(&["show", "ticket-open", name])
             .fails(code(exit::UNKNOWN_CHECKPOINT));
     }
+    // A fork from an earlier checkpoint gives a second checkpoint of its step: `@STEP`
+    // then lists both, by short ids that name each.
+    let graph = common::ticket_graph(stategraph_sqlite::SqliteSaver::open(&f.db).unwrap());
+    let third = history["checkpoints"][3]["checkpoint_id"].as_str().unwrap();
+    let step = history["checkpoints"][2]["step"].as_i64().unwrap();
+    let fork = graph
+        .update_state(
+            &RunConfig::new().thread("ticket-open").checkpoint(third),
+            common::Ticket::update().title("forked"),
+        )
+        .await
+        .unwrap();
+    let fork_id = fork.checkpoint_id.unwrap();
+    let err = f
+        .run(&["show", "ticket-open", &format!("@{step}")])
+        .fails(code(exit::UNKNOWN_CHECKPOINT))
+        .to_string();
+    assert!(
+        err.contains(&format!("`@{step}` names 2 checkpoints")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{} (step {step} at ",
+            &fork_id[fork_id.len() - 8..]
+        )),
+        "{err}"
+    );
+    let shown = f
+        .run(&[
+            "show",
+            "ticket-open",
+            &fork_id[fork_id.len() - 8..],
+            "--json",
+        ])
+        .json();
+    assert_eq!(shown["values"]["title"], "forked");
+
     // A checkpoint of another thread is not one of this thread's.
     let other = f.run(&["history", "ticket-done", "--json"]).json();
     let foreign = other["checkpoints"][0]["checkpoint_id"].as_str().unwrap();
