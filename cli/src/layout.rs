@@ -3,9 +3,11 @@
 //! Columns are as wide as their widest cell while everything fits. When it does not,
 //! the *flexible* columns (values, lists) share what the others leave, and their cells
 //! are either cut to one line ending in `…` or wrapped onto several lines. Every line
-//! of output fits the width.
+//! of output fits the width. Widths are display widths (a wide character takes two
+//! columns), as the terminal shows them.
 
 use comfy_table::{ColumnConstraint, ContentArrangement, Row, Table, Width, presets};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// The width used when neither `--width`, `COLUMNS` nor a terminal gives one.
 pub const DEFAULT_WIDTH: usize = 100;
@@ -69,10 +71,10 @@ impl<'a> Columns<'a> {
     /// The table of `rows` in `width` characters, each line ending in `\n`.
     pub fn render(&self, rows: &[Vec<String>], width: usize) -> String {
         let n = self.headers.len();
-        let mut natural: Vec<usize> = self.headers.iter().map(|h| chars(h)).collect();
+        let mut natural: Vec<usize> = self.headers.iter().map(|h| display_width(h)).collect();
         for row in rows {
             for (w, cell) in natural.iter_mut().zip(row) {
-                *w = (*w).max(chars(cell));
+                *w = (*w).max(display_width(cell));
             }
         }
         let gaps = GAP * n.saturating_sub(1);
@@ -139,17 +141,26 @@ fn share(natural: &[usize], flexible: &[usize], room: usize) -> Vec<usize> {
     widths
 }
 
-/// The number of characters of `s`.
-pub fn chars(s: &str) -> usize {
-    s.chars().count()
+/// The display width of `s`: how many terminal columns it takes.
+pub fn display_width(s: &str) -> usize {
+    s.width()
 }
 
-/// `s` cut to `width` characters, the last of them `…` when anything was cut.
+/// `s` cut to `width` columns, the last of them `…` when anything was cut.
 pub fn truncate(s: &str, width: usize) -> String {
-    if chars(s) <= width {
+    if display_width(s) <= width {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    let room = width.saturating_sub(1);
+    let (mut out, mut used) = (String::new(), 0);
+    for c in s.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > room {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
     out.push('…');
     out
 }
@@ -198,8 +209,18 @@ mod tests {
             .overflow(Overflow::Wrap)
             .render(&rows, 40);
         assert_eq!(wrapped.lines().count(), 1 + 100usize.div_ceil(28));
-        assert!(wrapped.lines().all(|l| chars(l) <= 40), "{wrapped}");
+        assert!(wrapped.lines().all(|l| display_width(l) <= 40), "{wrapped}");
         assert_eq!(wrapped.matches('x').count(), 100);
+    }
+
+    #[test]
+    fn wide_characters_count_as_two_columns() {
+        assert_eq!(display_width("日本"), 4);
+        assert_eq!(truncate("日本語のテキスト", 7), "日本語…");
+        let rows = vec![vec!["k".to_string(), "語".repeat(50)]];
+        let out = Columns::new(&["K", "VALUE"], &[1]).render(&rows, 40);
+        assert!(out.lines().all(|l| display_width(l) <= 40), "{out}");
+        assert!(out.lines().nth(1).unwrap().ends_with('…'), "{out}");
     }
 
     #[test]

@@ -289,7 +289,11 @@ pub fn diff(report: &DiffReport, width: usize) -> String {
         })
         .collect();
     // Paths keep their width unless they would take more than 2/5 of the line.
-    let longest = rows.iter().map(|r| layout::chars(&r[0])).max().unwrap_or(0);
+    let longest = rows
+        .iter()
+        .map(|r| layout::display_width(&r[0]))
+        .max()
+        .unwrap_or(0);
     let flexible: &[usize] = if longest * 5 <= width * 2 {
         &[2, 3]
     } else {

@@ -6,7 +6,7 @@
 //! `<cp@STEP>` padded with dots, an interrupt id by `<interrupt id>` padded with dots
 //! (`#` for the part left of an id cut short by `…`), a time by
 //! `YYYY-MM-DDThh:mm:ss.sssZ`. Everything else the demo writes is deterministic.
-//! Every line of every output fits the width.
+//! Every line of every output fits the width (in terminal columns).
 
 mod common;
 
@@ -14,6 +14,7 @@ use std::path::PathBuf;
 
 use common::{DEMO_THREAD, Fixture};
 use serde_json::Value;
+use stategraph_cli::layout::display_width;
 
 const WIDTH: usize = 100;
 
@@ -144,10 +145,10 @@ fn run_fitting(f: &Fixture, args: &[&str]) -> String {
     let out = f.run(&all).ok().to_string();
     for line in out.lines() {
         assert!(
-            line.chars().count() <= WIDTH,
-            "`{}`: a line of {} characters:\n{line}",
+            display_width(line) <= WIDTH,
+            "`{}`: a line {} columns wide:\n{line}",
             args.join(" "),
-            line.chars().count()
+            display_width(line)
         );
     }
     out
@@ -221,7 +222,7 @@ async fn every_line_fits_narrower_and_wider_widths_too() {
             let mut all = args.to_vec();
             all.extend(["--width", &w]);
             let out = f.run(&all).ok().to_string();
-            let longest = out.lines().map(|l| l.chars().count()).max().unwrap();
+            let longest = out.lines().map(display_width).max().unwrap();
             assert!(longest <= width, "{args:?} at {width}: {longest}\n{out}");
         }
     }
@@ -230,7 +231,7 @@ async fn every_line_fits_narrower_and_wider_widths_too() {
         &["--db", f.db.to_str().unwrap(), "show", DEMO_THREAD],
         &[("COLUMNS", "70")],
     );
-    let longest = out.ok().lines().map(|l| l.chars().count()).max().unwrap();
+    let longest = out.ok().lines().map(display_width).max().unwrap();
     assert_eq!(longest, 70, "{}", out.stdout);
     // The JSON output is not cut.
     let json: Value = f.run(&["show", DEMO_THREAD, "--json"]).json();
