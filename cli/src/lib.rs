@@ -44,7 +44,9 @@
 //! # Output
 //! Tables fit the output width (see [`layout`]): `--width`, else `COLUMNS`, else the
 //! terminal's width, else 100. A value that does not fit is cut to one line ending in
-//! `…`, or wrapped with `show --wrap`. With `--json` each command prints one JSON object (the
+//! `…`, or wrapped with `show --wrap`.
+//!
+//! With `--json` each command prints one JSON object, whole values included (the
 //! serialized [`inspect`] report): `threads` → [`ThreadsReport`](inspect::ThreadsReport),
 //! `history` → [`HistoryReport`](inspect::HistoryReport), `show` →
 //! [`ShowReport`](inspect::ShowReport), `diff` → [`DiffReport`](inspect::DiffReport),
@@ -54,8 +56,9 @@
 //! [`exit`] lists them: 0 success, 1 any other failure, 2 a wrong command line, 3 a
 //! missing or foreign `--db` file, or a `--url` database or `--schema` without a
 //! saver's tables (inspecting never creates a store), 4 a malformed or unreachable
-//! `--url`, 5 an unknown thread, 6 an unknown checkpoint, 7 a `delete` that was not
-//! confirmed. Errors go to standard error and say how to go on.
+//! `--url` (or any URL, in a build without the `postgres` feature), 5 an unknown
+//! thread, 6 an unknown checkpoint or a name that fits several, 7 a `delete` that was
+//! not confirmed. Errors go to standard error and say how to go on.
 //!
 //! # Deleting
 //! `delete` asks on the terminal before removing a thread; `--yes` skips the
