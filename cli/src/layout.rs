@@ -68,7 +68,7 @@ impl<'a> Columns<'a> {
         self
     }
 
-    /// The table of `rows` in `width` characters, each line ending in `\n`.
+    /// The table of `rows` in `width` terminal columns, each line ending in `\n`.
     pub fn render(&self, rows: &[Vec<String>], width: usize) -> String {
         let n = self.headers.len();
         let mut natural: Vec<usize> = self.headers.iter().map(|h| display_width(h)).collect();
@@ -99,7 +99,9 @@ impl<'a> Columns<'a> {
         for (i, column) in table.column_iter_mut().enumerate() {
             let gap = if i + 1 < n { GAP } else { 0 };
             column.set_padding((0, u16::try_from(gap).unwrap_or(0)));
-            let w = u16::try_from(widths[i].max(1) + gap).unwrap_or(u16::MAX);
+            // A row with more cells than headers adds columns: those get one column.
+            let w = widths.get(i).copied().unwrap_or(1).max(1) + gap;
+            let w = u16::try_from(w).unwrap_or(u16::MAX);
             column.set_constraint(ColumnConstraint::Absolute(Width::Fixed(w)));
         }
         table.lines().map(|line| fit_line(&line, width)).collect()
@@ -205,6 +207,9 @@ mod tests {
         let line = out.lines().nth(1).unwrap();
         // 3 + 2 + value + 2 + 5 = 40: the narrow flexible column keeps its width.
         assert_eq!(line, format!("key  {}…  short", "x".repeat(27)));
+        // More cells than headers: still laid out, still within the width.
+        let extra = Columns::new(&["K"], &[]).render(&[vec!["a".into(), "b".repeat(80)]], 40);
+        assert!(extra.lines().all(|l| display_width(l) <= 40), "{extra}");
         let wrapped = Columns::new(&["K", "VALUE", "OTHER"], &[1, 2])
             .overflow(Overflow::Wrap)
             .render(&rows, 40);
