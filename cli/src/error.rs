@@ -17,11 +17,12 @@ pub mod exit {
     /// The `--db` file does not exist or is not a stategraph database, or the
     /// `--url` database (or `--schema`) has no stategraph tables.
     pub const MISSING_DATABASE: u8 = 3;
-    /// The `--url` is malformed, or the server cannot be reached or refuses the login.
+    /// The `--url` is malformed, or the server cannot be reached or refuses the login,
+    /// or this build has no PostgreSQL support.
     pub const BAD_URL: u8 = 4;
     /// The store has no thread with that id.
     pub const UNKNOWN_THREAD: u8 = 5;
-    /// The thread has no checkpoint with that id (or the prefix is ambiguous).
+    /// The thread has no checkpoint by that name, or the name fits several.
     pub const UNKNOWN_CHECKPOINT: u8 = 6;
     /// `delete` was not confirmed: no terminal to ask on and no `--yes`, or the
     /// answer was no.
@@ -75,29 +76,37 @@ pub enum CliError {
         /// The store, as the user named it.
         target: String,
     },
-    /// The thread has no checkpoint with this id or id prefix.
+    /// The thread has no checkpoint by this name.
     #[error(
-        "thread `{thread_id}` has no checkpoint `{checkpoint}`; run `stategraph history {thread_id}` to list its checkpoints"
+        "thread `{thread_id}` has no checkpoint `{checkpoint}`; name one by its id, the short id `stategraph history {thread_id}` shows, a unique prefix or suffix of the id, or @STEP"
     )]
     UnknownCheckpoint {
         /// The thread.
         thread_id: String,
-        /// The id or prefix asked for.
+        /// The id, short id, prefix, suffix or `@STEP` asked for.
         checkpoint: String,
     },
-    /// A checkpoint id prefix matches several checkpoints.
+    /// A checkpoint name (id prefix or suffix, or `@STEP`) fits several checkpoints.
     #[error(
-        "checkpoint prefix `{prefix}` matches {count} checkpoints of thread `{thread_id}` ({examples}); give more of the id"
+        "`{name}` names {count} checkpoints of thread `{thread_id}`: {candidates}; give one of these short ids, or more of the id"
     )]
     AmbiguousCheckpoint {
         /// The thread.
         thread_id: String,
-        /// The prefix asked for.
-        prefix: String,
-        /// How many checkpoints match.
+        /// The name asked for.
+        name: String,
+        /// How many checkpoints it fits.
         count: usize,
-        /// Some of the matching ids.
-        examples: String,
+        /// Each of them: short id, step and time.
+        candidates: String,
+    },
+    /// A PostgreSQL `--url` given to a build without the `postgres` feature.
+    #[error(
+        "this stategraph was built without PostgreSQL support, so it cannot read {target}; rebuild it with the `postgres` feature (`cargo install stategraph-cli` has it by default), or pass a SQLite file with --db"
+    )]
+    PostgresDisabled {
+        /// The database, as the user named it (without the password).
+        target: String,
     },
     /// `delete` without `--yes` and without a terminal to ask on.
     #[error(
@@ -134,7 +143,7 @@ impl CliError {
             CliError::MissingDatabase { .. }
             | CliError::NotADatabase { .. }
             | CliError::NoTables { .. } => exit::MISSING_DATABASE,
-            CliError::BadUrl { .. } => exit::BAD_URL,
+            CliError::BadUrl { .. } | CliError::PostgresDisabled { .. } => exit::BAD_URL,
             CliError::UnknownThread { .. } => exit::UNKNOWN_THREAD,
             CliError::UnknownCheckpoint { .. } | CliError::AmbiguousCheckpoint { .. } => {
                 exit::UNKNOWN_CHECKPOINT

@@ -6,22 +6,29 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value;
 use stategraph::checkpoint::{
-    CheckpointConfig, CheckpointSaver, CheckpointTuple, ListOptions, PendingWrite, ThreadInfo,
-    channel_values,
+    CheckpointConfig, CheckpointSaver, CheckpointTuple, ListOptions, ThreadInfo, channel_values,
 };
 
 use crate::error::CliError;
+use crate::ids;
+use crate::jsondiff::{self, PathChange};
+use crate::writes::{self, ThreadStatus};
 
-/// The channel of a pending write that records an interrupt.
-const INTERRUPT_WRITE: &str = "__interrupt__";
-/// The channel of a pending write that records the answer to an interrupt.
-const RESUME_WRITE: &str = "__resume__";
+/// One thread in `threads`: the saver's summary and where the thread stands.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ThreadEntry {
+    /// The saver's summary (id, checkpoint count, newest checkpoint).
+    #[serde(flatten)]
+    pub info: ThreadInfo,
+    /// Judged from the newest checkpoint and its pending writes.
+    pub status: ThreadStatus,
+}
 
 /// `threads`: every stored thread, ordered by id.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ThreadsReport {
     /// One entry per thread.
-    pub threads: Vec<ThreadInfo>,
+    pub threads: Vec<ThreadEntry>,
 }
 
 /// One checkpoint in a thread's history.
@@ -50,6 +57,8 @@ pub struct HistoryEntry {
 pub struct HistoryReport {
     /// The thread.
     pub thread_id: String,
+    /// How many checkpoints it has (more than listed under `--limit`).
+    pub total: u64,
     /// Its checkpoints, newest first.
     pub checkpoints: Vec<HistoryEntry>,
 }
@@ -71,6 +80,10 @@ pub struct WriteEntry {
     pub task_id: String,
     /// The write's position among the task's writes.
     pub idx: u32,
+    /// The name of a reserved index (`error`, `interrupt`, `interrupt+1`,
+    /// `resume`, ...); absent for a task's own writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idx_name: Option<String>,
     /// What it is (`update`, `goto`, `send`, `__error__`, `__interrupt__`, ...).
     pub channel: String,
     /// The stored value.
@@ -139,17 +152,23 @@ pub struct ChannelDiff {
     pub b: Option<Value>,
 }
 
-/// `diff`: the channels whose values differ between two checkpoints of a thread.
+/// `diff`: what differs between two checkpoints of a thread.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DiffReport {
     /// The thread.
     pub thread_id: String,
     /// The first checkpoint (full id).
     pub a: String,
+    /// Its superstep.
+    pub a_step: i64,
     /// The second checkpoint (full id).
     pub b: String,
-    /// The channels that differ, by name.
+    /// Its superstep.
+    pub b_step: i64,
+    /// The channels that differ, by name, with both whole values.
     pub changed: Vec<ChannelDiff>,
+    /// Each JSON path at which they differ (the channel is the path's first key).
+    pub paths: Vec<PathChange>,
 }
 
 /// `delete`: what was removed.
@@ -178,14 +197,22 @@ impl<'a> Inspector<'a> {
         }
     }
 
-    /// Every thread.
+    /// Every thread, with its status.
     ///
     /// # Errors
     /// [`CliError::Store`] when the saver fails.
     pub async fn threads(&self) -> Result<ThreadsReport, CliError> {
-        Ok(ThreadsReport {
-            threads: self.saver.list_threads().await?,
-        })
+        let mut threads = Vec::new();
+        for info in self.saver.list_threads().await? {
+            let config = CheckpointConfig::thread(&info.thread_id).at(&info.latest_checkpoint_id);
+            let status = match self.saver.get_tuple(&config).await? {
+                Some(latest) => ThreadStatus::of(&latest),
+                // Deleted since it was listed: nothing planned, nothing waiting.
+                None => ThreadStatus::Finished,
+            };
+            threads.push(ThreadEntry { info, status });
+        }
+        Ok(ThreadsReport { threads })
     }
 
     /// The thread's summary.
@@ -208,26 +235,42 @@ impl<'a> Inspector<'a> {
         }
     }
 
-    /// The thread's checkpoints, newest first.
+    /// The thread's checkpoints, newest first; the newest `limit` when given.
     ///
     /// # Errors
     /// [`CliError::UnknownThread`] when the thread has no checkpoints.
-    pub async fn history(&self, thread_id: &str) -> Result<HistoryReport, CliError> {
+    pub async fn history(
+        &self,
+        thread_id: &str,
+        limit: Option<usize>,
+    ) -> Result<HistoryReport, CliError> {
+        let info = self.thread(thread_id).await?;
+        let mut options = ListOptions::new();
+        if let Some(limit) = limit {
+            options = options.limit(limit);
+        }
         let tuples = self
             .saver
-            .list(&CheckpointConfig::thread(thread_id), &ListOptions::new())
+            .list(&CheckpointConfig::thread(thread_id), &options)
             .await?;
         if tuples.is_empty() {
             return Err(self.unknown_thread(thread_id));
         }
+        // The saver's count includes every namespace; without a limit, what is
+        // listed is the whole history.
+        let total = match limit {
+            Some(_) => info.checkpoint_count,
+            None => u64::try_from(tuples.len()).unwrap_or(u64::MAX),
+        };
         Ok(HistoryReport {
             thread_id: thread_id.to_string(),
+            total,
             checkpoints: tuples.iter().map(history_entry).collect(),
         })
     }
 
-    /// The checkpoint named by `checkpoint` (a whole id, or a prefix of exactly one),
-    /// or the thread's latest when `None`.
+    /// The checkpoint named by `checkpoint` (see [`ids`] for the names a
+    /// checkpoint goes by), or the thread's latest when `None`.
     ///
     /// # Errors
     /// [`CliError::UnknownThread`], [`CliError::UnknownCheckpoint`] or
@@ -245,35 +288,16 @@ impl<'a> Inspector<'a> {
                 .await?
                 .ok_or_else(|| self.unknown_thread(thread_id));
         };
-        if let Some(exact) = self.saver.get_tuple(&config.clone().at(wanted)).await? {
+        if !wanted.is_empty()
+            && let Some(exact) = self.saver.get_tuple(&config.clone().at(wanted)).await?
+        {
             return Ok(exact);
         }
         let all = self.saver.list(&config, &ListOptions::new()).await?;
         if all.is_empty() {
             return Err(self.unknown_thread(thread_id));
         }
-        let mut matching: Vec<CheckpointTuple> = all
-            .into_iter()
-            .filter(|t| !wanted.is_empty() && t.checkpoint.id.starts_with(wanted))
-            .collect();
-        match matching.len() {
-            0 => Err(CliError::UnknownCheckpoint {
-                thread_id: thread_id.to_string(),
-                checkpoint: wanted.to_string(),
-            }),
-            1 => Ok(matching.remove(0)),
-            count => Err(CliError::AmbiguousCheckpoint {
-                thread_id: thread_id.to_string(),
-                prefix: wanted.to_string(),
-                count,
-                examples: matching
-                    .iter()
-                    .take(3)
-                    .map(|t| t.checkpoint.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }),
-        }
+        ids::resolve(thread_id, wanted, all)
     }
 
     /// One checkpoint in full: the latest when `checkpoint` is `None`.
@@ -291,7 +315,7 @@ impl<'a> Inspector<'a> {
         let cp = &tuple.checkpoint;
         let mut writes = tuple.pending_writes.clone();
         writes.sort_by(|a, b| (&a.task_id, a.idx).cmp(&(&b.task_id, b.idx)));
-        let interrupts = interrupts(&writes);
+        let interrupts = writes::interrupts(&writes);
         Ok(ShowReport {
             thread_id: thread_id.to_string(),
             checkpoint_id: cp.id.clone(),
@@ -314,6 +338,7 @@ impl<'a> Inspector<'a> {
             pending_writes: writes
                 .into_iter()
                 .map(|w| WriteEntry {
+                    idx_name: writes::idx_name(w.idx),
                     task_id: w.task_id,
                     idx: w.idx,
                     channel: w.channel,
@@ -325,7 +350,7 @@ impl<'a> Inspector<'a> {
         })
     }
 
-    /// The channels whose values differ between checkpoints `a` and `b`.
+    /// What differs between checkpoints `a` and `b`: by channel, and by JSON path.
     ///
     /// # Errors
     /// As [`Inspector::show`], for either checkpoint.
@@ -335,18 +360,24 @@ impl<'a> Inspector<'a> {
         let mut va = channel_values(self.saver, &ta).await?;
         let mut vb = channel_values(self.saver, &tb).await?;
         let channels: BTreeSet<String> = va.keys().chain(vb.keys()).cloned().collect();
+        let mut paths = Vec::new();
         let changed = channels
             .into_iter()
             .filter_map(|channel| {
                 let (a, b) = (va.remove(&channel), vb.remove(&channel));
+                let path = jsondiff::push_key("$", &channel);
+                jsondiff::diff(&path, a.as_ref(), b.as_ref(), &mut paths);
                 (a != b).then_some(ChannelDiff { channel, a, b })
             })
             .collect();
         Ok(DiffReport {
             thread_id: thread_id.to_string(),
             a: ta.checkpoint.id,
+            a_step: ta.metadata.step,
             b: tb.checkpoint.id,
+            b_step: tb.metadata.step,
             changed,
+            paths,
         })
     }
 
@@ -362,40 +393,6 @@ impl<'a> Inspector<'a> {
             deleted: true,
         })
     }
-}
-
-/// The interrupts among a checkpoint's pending writes (sorted by task and index). A
-/// task's k-th interrupt is answered once the task stored k answers, or when it
-/// finished (stored a write of its own).
-fn interrupts(writes: &[PendingWrite]) -> Vec<InterruptEntry> {
-    let of_task = |task: &str, channel: &str| {
-        writes
-            .iter()
-            .filter(|w| w.task_id == task && w.channel == channel)
-            .count()
-    };
-    let finished = |task: &str| {
-        writes
-            .iter()
-            .any(|w| w.task_id == task && !w.channel.starts_with("__"))
-    };
-    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    writes
-        .iter()
-        .filter(|w| w.channel == INTERRUPT_WRITE)
-        .map(|w| {
-            let nth = seen.entry(w.task_id.as_str()).or_default();
-            *nth += 1;
-            let field = |name: &str| w.value.get(name).and_then(Value::as_str).map(String::from);
-            InterruptEntry {
-                task_id: w.task_id.clone(),
-                id: field("id"),
-                node: field("node"),
-                value: w.value.get("value").cloned().unwrap_or(Value::Null),
-                answered: finished(&w.task_id) || of_task(&w.task_id, RESUME_WRITE) >= *nth,
-            }
-        })
-        .collect()
 }
 
 fn parent_id(tuple: &CheckpointTuple) -> Option<String> {
@@ -427,56 +424,5 @@ fn history_entry(tuple: &CheckpointTuple) -> HistoryEntry {
             .map(|t| t.node.clone())
             .collect(),
         pending_writes: tuple.pending_writes.len(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn write(task: &str, idx: u32, channel: &str, value: Value) -> PendingWrite {
-        PendingWrite {
-            task_id: task.into(),
-            idx,
-            channel: channel.into(),
-            value,
-        }
-    }
-
-    fn asked(id: &str) -> Value {
-        json!({ "id": id, "node": "ask", "value": { "q": id } })
-    }
-
-    #[test]
-    fn an_interrupt_is_answered_by_its_own_answer_or_when_its_task_finished() {
-        let writes = vec![
-            // Asked twice, answered once: the first is answered, the second waits.
-            write("1:ask", 10, INTERRUPT_WRITE, asked("first")),
-            write("1:ask", 11, INTERRUPT_WRITE, asked("second")),
-            write("1:ask", 5, RESUME_WRITE, json!("yes")),
-            // Asked, then finished: answered.
-            write("1:other", 0, "update", json!({})),
-            write("1:other", 10, INTERRUPT_WRITE, asked("done")),
-            // Asked, nothing else: waiting.
-            write("1:third", 10, INTERRUPT_WRITE, asked("open")),
-        ];
-        let got: Vec<(Option<String>, bool)> = interrupts(&writes)
-            .into_iter()
-            .map(|i| (i.id, i.answered))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                (Some("first".into()), true),
-                (Some("second".into()), false),
-                (Some("done".into()), true),
-                (Some("open".into()), false),
-            ]
-        );
-        let first = &interrupts(&writes)[0];
-        assert_eq!(first.node.as_deref(), Some("ask"));
-        assert_eq!(first.value, json!({ "q": "first" }));
-        assert_eq!(first.task_id, "1:ask");
     }
 }

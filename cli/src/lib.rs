@@ -9,26 +9,44 @@
 //! whole values and appended deltas (see [`stategraph::checkpoint::channel_values`]).
 //!
 //! ```text
-//! stategraph --db demo.sqlite threads                   # every thread, newest checkpoint
-//! stategraph --db demo.sqlite history research-1        # its checkpoints, newest first
+//! stategraph --db demo.sqlite threads                   # every thread, its status
+//! stategraph --db demo.sqlite history research-1 -n 5   # its newest 5 checkpoints
 //! stategraph --db demo.sqlite show research-1           # the latest checkpoint in full
-//! stategraph --db demo.sqlite show research-1 0006a1    # a checkpoint by id or id prefix
-//! stategraph --db demo.sqlite diff research-1 0006a1 0006b7   # channels that changed
+//! stategraph --db demo.sqlite show research-1 e467d321  # a checkpoint by short id
+//! stategraph --db demo.sqlite diff research-1 @2 @5     # what steps 2 and 5 differ in
 //! stategraph --db demo.sqlite delete research-1         # asks first; --yes to skip
 //! stategraph --url postgres://me:pw@db:5432/app --json threads
+//! STATEGRAPH_POSTGRES_URL=postgres://me:pw@db:5432/app stategraph threads
 //! ```
+//!
+//! The PostgreSQL URL can come from the `STATEGRAPH_POSTGRES_URL` environment
+//! variable ([`URL_ENV`]); an explicit `--db` wins over it. Reading PostgreSQL needs
+//! the `postgres` feature (on by default); a build without it reads SQLite files only
+//! and says so when given a URL.
+//!
+//! Checkpoints are shown by a short id (see [`ids`]): the last 8 characters of the
+//! id, its random part, since a thread's ids share a long timestamp prefix. A
+//! checkpoint is named by its id, short id or another unique suffix, a unique prefix,
+//! or `@STEP`; a name that fits several is an error listing them.
 //!
 //! Inspecting never creates a store: a missing file, or a database or schema without
 //! a saver's tables, is an error. An existing store is opened as its saver opens it
 //! (a SQLite file is switched to write-ahead logging, and tables of an older version
 //! of the saver are upgraded).
 //!
-//! `show` lists the channel values, the nodes planned next (with `Send` payloads), the
-//! writes of the next step's tasks stored so far, and the interrupts those tasks
-//! raised. `diff` lists each channel whose value differs, with both values.
+//! `threads` gives each thread's status (failed, interrupted, finished or running;
+//! see [`writes::ThreadStatus`]). `show` lists the channel values, the nodes planned
+//! next (with `Send` payloads), the writes of the next step's tasks stored so far
+//! (reserved write indices by name: `error`, `interrupt`, `resume`), and the
+//! interrupts those tasks raised. `diff` lists each JSON path at which the two
+//! checkpoints' values differ (see [`jsondiff`]).
 //!
 //! # Output
-//! Aligned tables by default. With `--json` each command prints one JSON object (the
+//! Tables fit the output width (see [`layout`]): `--width`, else `COLUMNS`, else the
+//! terminal's width, else 100. A value that does not fit is cut to one line ending in
+//! `…`, or wrapped with `show --wrap`.
+//!
+//! With `--json` each command prints one JSON object, whole values included (the
 //! serialized [`inspect`] report): `threads` → [`ThreadsReport`](inspect::ThreadsReport),
 //! `history` → [`HistoryReport`](inspect::HistoryReport), `show` →
 //! [`ShowReport`](inspect::ShowReport), `diff` → [`DiffReport`](inspect::DiffReport),
@@ -38,8 +56,9 @@
 //! [`exit`] lists them: 0 success, 1 any other failure, 2 a wrong command line, 3 a
 //! missing or foreign `--db` file, or a `--url` database or `--schema` without a
 //! saver's tables (inspecting never creates a store), 4 a malformed or unreachable
-//! `--url`, 5 an unknown thread, 6 an unknown checkpoint, 7 a `delete` that was not
-//! confirmed. Errors go to standard error and say how to go on.
+//! `--url` (or any URL, in a build without the `postgres` feature), 5 an unknown
+//! thread, 6 an unknown checkpoint or a name that fits several, 7 a `delete` that was
+//! not confirmed. Errors go to standard error and say how to go on.
 //!
 //! # Deleting
 //! `delete` asks on the terminal before removing a thread; `--yes` skips the
@@ -56,9 +75,13 @@
 )]
 
 mod error;
+pub mod ids;
 pub mod inspect;
+pub mod jsondiff;
+pub mod layout;
 pub mod render;
 mod target;
+pub mod writes;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -80,50 +103,82 @@ const DELETE_LOCK_WAIT: Duration = Duration::from_secs(5);
     name = "stategraph",
     version,
     about = "Inspect the threads a stategraph checkpoint saver stored (SQLite or PostgreSQL)",
-    after_help = "Exit codes: 0 ok, 1 failure, 2 usage, 3 missing database (file, or tables), 4 bad or unreachable URL, 5 unknown thread, 6 unknown checkpoint, 7 delete not confirmed."
+    after_help = "Checkpoints are shown by a short id: the last 8 characters of the id (more when needed to tell a thread's checkpoints apart). Name one by its whole id, that short id or any unique suffix, a unique prefix, or @STEP (its superstep; @-1 is the input).\n\nTables fit the width: --width, else the COLUMNS environment variable, else the terminal's width, else 100. Values that do not fit are cut to one line ending in `…` (`show --wrap` wraps them instead); --json prints them whole.\n\nExit codes: 0 ok, 1 failure, 2 usage, 3 missing database (file, or tables), 4 bad or unreachable URL (or a build without PostgreSQL support), 5 unknown thread, 6 unknown or ambiguous checkpoint, 7 delete not confirmed."
 )]
 pub struct Cli {
-    /// The SQLite file a SqliteSaver wrote (must exist).
-    #[arg(long, value_name = "PATH", global = true, conflicts_with = "url")]
+    /// The SQLite file a SqliteSaver wrote (must exist). Taken over a URL from the
+    /// environment.
+    #[arg(long, value_name = "PATH", global = true)]
     pub db: Option<PathBuf>,
-    /// The PostgreSQL database a PostgresSaver wrote: postgres://user:password@host:5432/db.
+    /// The PostgreSQL database a PostgresSaver wrote: postgres://user:password@host:5432/db
+    /// [env: STATEGRAPH_POSTGRES_URL, used when neither --url nor --db is given].
     #[arg(long, value_name = "URL", global = true)]
     pub url: Option<String>,
+    /// The URL from the environment ([`URL_ENV`]), kept apart from `--url` so that an
+    /// explicit `--db` wins over it while `--db` with `--url` is an error.
+    #[arg(long = "url-from-env", env = URL_ENV, hide = true, global = true)]
+    pub env_url: Option<String>,
     /// The PostgreSQL schema holding the saver's tables, if not the default one.
     #[arg(long, value_name = "NAME", global = true)]
     pub schema: Option<String>,
     /// Print one JSON object for scripts instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
+    /// The output width in characters [default: $COLUMNS, else the terminal's, else 100].
+    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..))]
+    pub width: Option<u16>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// The environment variable that gives `--url` when the command line does not.
+pub const URL_ENV: &str = "STATEGRAPH_POSTGRES_URL";
+
 /// The subcommands.
 #[derive(Clone, Debug, PartialEq, Eq, Subcommand)]
 pub enum Command {
-    /// List every stored thread with its checkpoint count and newest checkpoint.
+    /// List every stored thread: its status, newest step and checkpoint.
+    ///
+    /// STATUS is judged from the newest checkpoint and its pending writes: failed (a
+    /// task of the next step recorded an error), interrupted (a task waits for an
+    /// answer), finished (nothing is planned), running (tasks are planned: a run is
+    /// working on the thread, stopped at a breakpoint, or was stopped and can be
+    /// continued).
     Threads,
     /// List a thread's checkpoints, newest first.
     History {
         /// The thread id.
         thread: String,
+        /// Only the newest N checkpoints.
+        #[arg(long, short = 'n', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        limit: Option<u64>,
     },
     /// Show a checkpoint: channel values, next nodes, pending writes, interrupts.
+    ///
+    /// Values wider than the output are cut to one line ending in `…`; --wrap shows
+    /// them whole, wrapped onto several lines.
     Show {
         /// The thread id.
         thread: String,
-        /// A checkpoint id, or a prefix of exactly one (default: the latest).
+        /// The checkpoint: id, short id, unique prefix or suffix, or @STEP (default:
+        /// the latest).
         checkpoint: Option<String>,
+        /// Wrap long values onto several lines instead of cutting them.
+        #[arg(long)]
+        wrap: bool,
     },
-    /// List the channels whose values differ between two checkpoints of a thread.
+    /// List what differs between two checkpoints of a thread, one row per JSON path.
+    ///
+    /// Each row is a path (`$.drafts[2]`, `$.report.title`; the channel is its first
+    /// key), whether it was added, removed or changed, and the values in A and B, cut
+    /// to fit the width (--json has them whole).
     Diff {
         /// The thread id.
         thread: String,
-        /// The first checkpoint (id or prefix).
+        /// The first checkpoint (id, short id, prefix, suffix or @STEP).
         a: String,
-        /// The second checkpoint (id or prefix).
+        /// The second checkpoint (id, short id, prefix, suffix or @STEP).
         b: String,
     },
     /// Delete a thread and everything stored for it (asks first).
@@ -137,14 +192,19 @@ pub enum Command {
 }
 
 impl Cli {
-    /// The store named by `--db` or `--url`.
+    /// The store named by `--db` or `--url` (or [`URL_ENV`], when `--db` is not given).
     ///
     /// # Errors
-    /// A usage error when neither is given, or `--schema` comes without `--url`.
+    /// A usage error when neither is given, both are, or `--schema` comes without a
+    /// URL.
     pub fn target(&self) -> Result<Target, clap::Error> {
         use clap::CommandFactory;
         use clap::error::ErrorKind;
-        match (&self.db, &self.url) {
+        let url = match (&self.db, &self.url) {
+            (None, None) => self.env_url.as_ref().filter(|u| !u.trim().is_empty()),
+            (_, url) => url.as_ref(),
+        };
+        match (&self.db, url) {
             (Some(_), Some(_)) => Err(Cli::command().error(
                 ErrorKind::ArgumentConflict,
                 "give either --db or --url, not both",
@@ -160,9 +220,14 @@ impl Cli {
             }),
             (None, None) => Err(Cli::command().error(
                 ErrorKind::MissingRequiredArgument,
-                "say where the threads are: --db PATH for a SQLite file, or --url postgres://... for PostgreSQL",
+                format!("say where the threads are: --db PATH for a SQLite file, or --url postgres://... (or {URL_ENV}) for PostgreSQL"),
             )),
         }
+    }
+
+    /// The output width: `--width`, else `COLUMNS`, else the terminal's, else 100.
+    pub fn output_width(&self) -> usize {
+        layout::output_width(self.width.map(usize::from))
     }
 }
 
@@ -230,26 +295,35 @@ pub async fn run(
     let saver = target.open().await?;
     let inspector = Inspector::new(saver.as_ref(), target.to_string());
     let json = cli.json;
+    let width = cli.output_width();
     match &cli.command {
-        Command::Threads => emit(out, json, &inspector.threads().await?, render::threads),
-        Command::History { thread } => emit(
-            out,
-            json,
-            &inspector.history(thread).await?,
-            render::history,
-        ),
-        Command::Show { thread, checkpoint } => emit(
-            out,
-            json,
-            &inspector.show(thread, checkpoint.as_deref()).await?,
-            render::show,
-        ),
-        Command::Diff { thread, a, b } => emit(
-            out,
-            json,
-            &inspector.diff(thread, a, b).await?,
-            render::diff,
-        ),
+        Command::Threads => emit(out, json, &inspector.threads().await?, |r| {
+            render::threads(r, width)
+        }),
+        Command::History { thread, limit } => {
+            let limit = limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+            emit(out, json, &inspector.history(thread, limit).await?, |r| {
+                render::history(r, width)
+            })
+        }
+        Command::Show {
+            thread,
+            checkpoint,
+            wrap,
+        } => {
+            let report = inspector.show(thread, checkpoint.as_deref()).await?;
+            let overflow = if *wrap {
+                layout::Overflow::Wrap
+            } else {
+                layout::Overflow::Truncate
+            };
+            emit(out, json, &report, |r| render::show(r, width, overflow))
+        }
+        Command::Diff { thread, a, b } => {
+            emit(out, json, &inspector.diff(thread, a, b).await?, |r| {
+                render::diff(r, width)
+            })
+        }
         Command::Delete { thread, yes } => {
             let info = inspector.thread(thread).await?;
             if !yes {
@@ -277,7 +351,7 @@ pub async fn run(
             }
             let _writer = saver.lock_thread(thread, DELETE_LOCK_WAIT).await?;
             let report = inspector.delete(&info).await?;
-            emit(out, json, &report, render::delete)
+            emit(out, json, &report, |r| render::delete(r, width))
         }
     }
 }

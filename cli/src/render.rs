@@ -1,42 +1,16 @@
-//! Human-readable output: aligned tables, values as compact JSON.
+//! Human-readable output: tables that fit the output width (see [`layout`]), values
+//! as compact JSON, checkpoints by short id (see [`ids`]).
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::ids;
 use crate::inspect::{DeleteReport, DiffReport, HistoryReport, ShowReport, ThreadsReport};
+use crate::layout::{self, Columns, Overflow};
 
-/// Lays `rows` out under `headers`, each column as wide as its widest cell, two
-/// spaces apart; the last column is not padded.
-pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: &mut dyn Iterator<Item = &str>| {
-        let mut text = String::new();
-        for (i, (cell, width)) in cells.zip(&widths).enumerate() {
-            if i > 0 {
-                text.push_str("  ");
-            }
-            text.push_str(cell);
-            if i + 1 < widths.len() {
-                let pad = width.saturating_sub(cell.chars().count());
-                text.extend(std::iter::repeat_n(' ', pad));
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(&mut headers.iter().copied());
-    for row in rows {
-        line(&mut row.iter().map(String::as_str));
-    }
-    out
-}
+/// Indentation of the tables under `show`'s section titles.
+const INDENT: usize = 2;
 
 /// A value as one line of JSON.
 pub fn json_line(value: &Value) -> String {
@@ -51,8 +25,30 @@ fn or_dash(s: &str) -> String {
     }
 }
 
+/// Node names, a run of one name written once with a count: `research×4,write`.
+fn nodes(names: &[String]) -> String {
+    let mut runs: Vec<(&str, usize)> = Vec::new();
+    for name in names {
+        match runs.last_mut() {
+            Some((last, count)) if *last == name.as_str() => *count += 1,
+            _ => runs.push((name, 1)),
+        }
+    }
+    let shown: Vec<String> = runs
+        .into_iter()
+        .map(|(name, count)| {
+            if count == 1 {
+                name.to_string()
+            } else {
+                format!("{name}×{count}")
+            }
+        })
+        .collect();
+    or_dash(&shown.join(","))
+}
+
 /// The `threads` table.
-pub fn threads(report: &ThreadsReport) -> String {
+pub fn threads(report: &ThreadsReport, width: usize) -> String {
     if report.threads.is_empty() {
         return "no threads\n".to_string();
     }
@@ -61,87 +57,123 @@ pub fn threads(report: &ThreadsReport) -> String {
         .iter()
         .map(|t| {
             vec![
-                t.thread_id.clone(),
-                t.checkpoint_count.to_string(),
-                t.latest_step.to_string(),
-                t.latest_ts.clone(),
-                t.latest_checkpoint_id.clone(),
+                t.info.thread_id.clone(),
+                t.status.name().to_string(),
+                t.info.latest_step.to_string(),
+                t.info.checkpoint_count.to_string(),
+                t.info.latest_ts.clone(),
+                ids::tail(&t.info.latest_checkpoint_id).to_string(),
             ]
         })
         .collect();
-    table(
+    Columns::new(
         &[
             "THREAD",
-            "CHECKPOINTS",
+            "STATUS",
             "STEP",
+            "CHECKPOINTS",
             "UPDATED",
-            "LATEST CHECKPOINT",
+            "LATEST",
         ],
-        &rows,
+        &[0],
     )
+    .render(&rows, width)
 }
 
 /// The `history` table, newest first.
-pub fn history(report: &HistoryReport) -> String {
+pub fn history(report: &HistoryReport, width: usize) -> String {
+    let all: Vec<&str> = report
+        .checkpoints
+        .iter()
+        .map(|c| c.checkpoint_id.as_str())
+        .collect();
     let rows: Vec<Vec<String>> = report
         .checkpoints
         .iter()
         .map(|c| {
             vec![
-                c.checkpoint_id.clone(),
+                ids::short_id(&c.checkpoint_id, &all).to_string(),
                 c.step.to_string(),
                 c.source.clone(),
                 c.ts.clone(),
-                or_dash(&c.next.join(",")),
+                nodes(&c.next),
                 c.pending_writes.to_string(),
                 or_dash(&c.updated_channels.join(",")),
             ]
         })
         .collect();
-    format!(
-        "thread {}: {} checkpoints, newest first\n{}",
-        report.thread_id,
-        report.checkpoints.len(),
-        table(
-            &[
-                "CHECKPOINT",
-                "STEP",
-                "SOURCE",
-                "TIME",
-                "NEXT",
-                "WRITES",
-                "UPDATED"
-            ],
-            &rows
+    let shown = report.checkpoints.len();
+    let title = if u64::try_from(shown).is_ok_and(|n| n >= report.total) {
+        format!(
+            "thread {}: {shown} checkpoints, newest first",
+            report.thread_id
         )
+    } else {
+        format!(
+            "thread {}: newest {shown} of {} checkpoints",
+            report.thread_id, report.total
+        )
+    };
+    let table = Columns::new(
+        &[
+            "CHECKPOINT",
+            "STEP",
+            "SOURCE",
+            "TIME",
+            "NEXT",
+            "WRITES",
+            "UPDATED",
+        ],
+        &[4, 6],
     )
+    .render(&rows, width);
+    format!("{}{table}", layout::fit(&title, width))
+}
+
+/// A titled section of `show`: the title, then the table indented.
+fn section(out: &mut String, title: &str, table: Option<String>, width: usize) {
+    out.push('\n');
+    out.push_str(&layout::fit(title, width));
+    if let Some(table) = table {
+        for line in table.lines() {
+            let _ = writeln!(out, "{:INDENT$}{line}", "");
+        }
+    }
 }
 
 /// The `show` listing: a header, then the values, next tasks, pending writes and
-/// interrupts.
-pub fn show(report: &ShowReport) -> String {
-    let mut out = String::new();
-    let next: Vec<&str> = report.next.iter().map(|t| t.node.as_str()).collect();
-    let header = vec![
-        vec!["thread".to_string(), report.thread_id.clone()],
-        vec!["checkpoint".to_string(), report.checkpoint_id.clone()],
-        vec![
-            "parent".to_string(),
-            or_dash(report.parent_id.as_deref().unwrap_or_default()),
-        ],
-        vec!["time".to_string(), report.ts.clone()],
-        vec![
-            "source".to_string(),
+/// interrupts; values that do not fit are cut or wrapped as `overflow` says.
+pub fn show(report: &ShowReport, width: usize, overflow: Overflow) -> String {
+    let next: Vec<String> = report.next.iter().map(|t| t.node.clone()).collect();
+    let parent = report
+        .parent_id
+        .as_deref()
+        .map_or_else(|| "-".to_string(), |p| format!("{} ({p})", ids::tail(p)));
+    let header = [
+        ("thread", report.thread_id.clone()),
+        (
+            "checkpoint",
+            format!(
+                "{} ({})",
+                ids::tail(&report.checkpoint_id),
+                report.checkpoint_id
+            ),
+        ),
+        ("parent", parent),
+        ("time", report.ts.clone()),
+        (
+            "source",
             format!("{} (step {})", report.source, report.step),
-        ],
-        vec!["schema".to_string(), or_dash(&report.schema_version)],
-        vec!["next".to_string(), or_dash(&next.join(", "))],
+        ),
+        ("schema", or_dash(&report.schema_version)),
+        ("next", nodes(&next)),
     ];
-    for row in &header {
-        let _ = writeln!(out, "{:<11}{}", row[0], row[1]);
+    let mut out = String::new();
+    for (key, value) in &header {
+        out.push_str(&layout::fit(&format!("{key:<11}{value}"), width));
     }
+    let inner = width.saturating_sub(INDENT);
 
-    let _ = writeln!(out, "\nvalues ({})", report.values.len());
     let rows: Vec<Vec<String>> = report
         .values
         .iter()
@@ -153,7 +185,15 @@ pub fn show(report: &ShowReport) -> String {
             vec![channel.clone(), version, json_line(value)]
         })
         .collect();
-    out.push_str(&indent(&table(&["CHANNEL", "VERSION", "VALUE"], &rows)));
+    let values = Columns::new(&["CHANNEL", "VERSION", "VALUE"], &[2])
+        .overflow(overflow)
+        .render(&rows, inner);
+    section(
+        &mut out,
+        &format!("values ({})", report.values.len()),
+        Some(values),
+        width,
+    );
 
     let sends: Vec<Vec<String>> = report
         .next
@@ -165,29 +205,42 @@ pub fn show(report: &ShowReport) -> String {
         })
         .collect();
     if !sends.is_empty() {
-        let _ = writeln!(out, "\nsend payloads ({})", sends.len());
-        out.push_str(&indent(&table(&["NODE", "PAYLOAD"], &sends)));
+        let table = Columns::new(&["NODE", "PAYLOAD"], &[1])
+            .overflow(overflow)
+            .render(&sends, inner);
+        section(
+            &mut out,
+            &format!("send payloads ({})", sends.len()),
+            Some(table),
+            width,
+        );
     }
 
-    let _ = writeln!(out, "\npending writes ({})", report.pending_writes.len());
-    if !report.pending_writes.is_empty() {
+    let writes = (!report.pending_writes.is_empty()).then(|| {
         let rows: Vec<Vec<String>> = report
             .pending_writes
             .iter()
             .map(|w| {
                 vec![
                     w.task_id.clone(),
-                    w.idx.to_string(),
+                    w.idx_name.clone().unwrap_or_else(|| w.idx.to_string()),
                     w.channel.clone(),
                     json_line(&w.value),
                 ]
             })
             .collect();
-        out.push_str(&indent(&table(&["TASK", "IDX", "CHANNEL", "VALUE"], &rows)));
-    }
+        Columns::new(&["TASK", "IDX", "CHANNEL", "VALUE"], &[0, 3])
+            .overflow(overflow)
+            .render(&rows, inner)
+    });
+    section(
+        &mut out,
+        &format!("pending writes ({})", report.pending_writes.len()),
+        writes,
+        width,
+    );
 
-    let _ = writeln!(out, "\ninterrupts ({})", report.interrupts.len());
-    if !report.interrupts.is_empty() {
+    let interrupts = (!report.interrupts.is_empty()).then(|| {
         let rows: Vec<Vec<String>> = report
             .interrupts
             .iter()
@@ -200,45 +253,92 @@ pub fn show(report: &ShowReport) -> String {
                 ]
             })
             .collect();
-        out.push_str(&indent(&table(&["NODE", "ID", "STATUS", "VALUE"], &rows)));
-    }
+        Columns::new(&["NODE", "ID", "STATUS", "VALUE"], &[3])
+            .overflow(overflow)
+            .render(&rows, inner)
+    });
+    section(
+        &mut out,
+        &format!("interrupts ({})", report.interrupts.len()),
+        interrupts,
+        width,
+    );
     out
 }
 
-/// The `diff` table: one row per channel that differs.
-pub fn diff(report: &DiffReport) -> String {
-    let head = format!(
-        "thread {}: a = {}, b = {}\n",
-        report.thread_id, report.a, report.b
+/// The `diff` table: one row per JSON path that differs, values cut to fit.
+pub fn diff(report: &DiffReport, width: usize) -> String {
+    let (a, b) = (ids::tail(&report.a), ids::tail(&report.b));
+    let head = layout::fit(
+        &format!(
+            "thread {}: a = {a} (step {}), b = {b} (step {})",
+            report.thread_id, report.a_step, report.b_step
+        ),
+        width,
     );
-    if report.changed.is_empty() {
+    if report.paths.is_empty() {
         return format!("{head}no channel differs\n");
     }
-    let absent = "(absent)".to_string();
+    let value = |v: &Option<Value>| v.as_ref().map(json_line).unwrap_or_default();
     let rows: Vec<Vec<String>> = report
-        .changed
+        .paths
         .iter()
         .map(|c| {
-            vec![
-                c.channel.clone(),
-                c.a.as_ref().map_or_else(|| absent.clone(), json_line),
-                c.b.as_ref().map_or_else(|| absent.clone(), json_line),
-            ]
+            let (a, b) = from_first_difference(value(&c.a), value(&c.b));
+            vec![c.path.clone(), c.kind.name().to_string(), a, b]
         })
         .collect();
-    format!("{head}{}", table(&["CHANNEL", "A", "B"], &rows))
+    // Paths keep their width unless they would take more than 2/5 of the line.
+    let longest = rows
+        .iter()
+        .map(|r| layout::display_width(&r[0]))
+        .max()
+        .unwrap_or(0);
+    let flexible: &[usize] = if longest * 5 <= width * 2 {
+        &[2, 3]
+    } else {
+        &[0, 2, 3]
+    };
+    let table = Columns::new(&["PATH", "CHANGE", "A", "B"], flexible).render(&rows, width);
+    let channels = report.changed.len();
+    let summary = format!(
+        "{} {} in {channels} {}\n",
+        report.paths.len(),
+        if report.paths.len() == 1 {
+            "path differs"
+        } else {
+            "paths differ"
+        },
+        if channels == 1 { "channel" } else { "channels" }
+    );
+    format!("{head}{}{table}", layout::fit(&summary, width))
+}
+
+/// Characters of a long common start kept before the first difference.
+const CONTEXT: usize = 12;
+
+/// Two values that share a long start (a long string changed near its end) shown
+/// from a little before their first difference, with `…` for what was left out; a
+/// cut at the column's width would otherwise hide the change.
+fn from_first_difference(a: String, b: String) -> (String, String) {
+    let same = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    if same <= 2 * CONTEXT {
+        return (a, b);
+    }
+    let skip = same - CONTEXT;
+    let cut = |s: &str| format!("…{}", s.chars().skip(skip).collect::<String>());
+    (cut(&a), cut(&b))
 }
 
 /// The `delete` confirmation line.
-pub fn delete(report: &DeleteReport) -> String {
-    format!(
-        "deleted thread {} ({} checkpoints)\n",
-        report.thread_id, report.checkpoints
+pub fn delete(report: &DeleteReport, width: usize) -> String {
+    layout::fit(
+        &format!(
+            "deleted thread {} ({} checkpoints)",
+            report.thread_id, report.checkpoints
+        ),
+        width,
     )
-}
-
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
 #[cfg(test)]
@@ -246,17 +346,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn columns_are_as_wide_as_their_widest_cell() {
-        let out = table(
-            &["A", "LONG HEADER", "LAST"],
-            &[
-                vec!["wide cell".into(), "x".into(), "end".into()],
-                vec!["y".into(), "z".into(), "".into()],
-            ],
-        );
+    fn runs_of_one_node_are_counted() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            out,
-            "A          LONG HEADER  LAST\nwide cell  x            end\ny          z\n"
+            nodes(&names(&["research", "research", "write"])),
+            "research×2,write"
         );
+        assert_eq!(nodes(&names(&["a", "b", "a"])), "a,b,a");
+        assert_eq!(nodes(&[]), "-");
+    }
+
+    #[test]
+    fn values_sharing_a_long_start_are_shown_from_their_difference() {
+        let a = format!("\"{}old\"", "x".repeat(40));
+        let b = format!("\"{}new\"", "x".repeat(40));
+        let (sa, sb) = from_first_difference(a, b);
+        assert_eq!(sa, format!("…{}old\"", "x".repeat(CONTEXT)));
+        assert_eq!(sb, format!("…{}new\"", "x".repeat(CONTEXT)));
+        let short = from_first_difference("\"ab\"".into(), "\"ac\"".into());
+        assert_eq!(short, ("\"ab\"".to_string(), "\"ac\"".to_string()));
     }
 }

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rusqlite::{Connection, OpenFlags};
-use stategraph::checkpoint::{CheckpointError, CheckpointSaver};
+#[cfg(feature = "postgres")]
+use stategraph::checkpoint::CheckpointError;
+use stategraph::checkpoint::CheckpointSaver;
+#[cfg(feature = "postgres")]
 use stategraph_postgres::{PostgresError, PostgresOptions, PostgresSaver};
 use stategraph_sqlite::SqliteSaver;
 
@@ -73,14 +76,20 @@ impl Target {
     /// # Errors
     /// [`CliError::MissingDatabase`] for a file that does not exist (nothing is
     /// created), [`CliError::NotADatabase`] for a file without a saver's tables,
-    /// [`CliError::BadUrl`] when PostgreSQL cannot be reached with the URL, and
-    /// [`CliError::Store`] when the saver refuses the store.
+    /// [`CliError::BadUrl`] when PostgreSQL cannot be reached with the URL,
+    /// [`CliError::PostgresDisabled`] for a URL when built without the `postgres`
+    /// feature, and [`CliError::Store`] when the saver refuses the store.
     pub async fn open(&self) -> Result<Arc<dyn CheckpointSaver>, CliError> {
         match self {
             Target::Sqlite(path) => {
                 check_sqlite(path)?;
                 Ok(Arc::new(SqliteSaver::open(path)?))
             }
+            #[cfg(not(feature = "postgres"))]
+            Target::Postgres { .. } => Err(CliError::PostgresDisabled {
+                target: self.to_string(),
+            }),
+            #[cfg(feature = "postgres")]
             Target::Postgres { url, schema } => {
                 if !has_postgres_tables(url, schema.as_deref(), &self.to_string()).await? {
                     return Err(CliError::NoTables {
@@ -106,6 +115,7 @@ impl Target {
 /// the saver's own connection then fails with its clearer message. A server that does
 /// not answer within the connect timeout (the URL's `connect_timeout`, else 10 s) is
 /// [`CliError::BadUrl`] naming the step, rather than a second wait in the saver.
+#[cfg(feature = "postgres")]
 async fn has_postgres_tables(
     url: &str,
     schema: Option<&str>,

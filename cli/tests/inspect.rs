@@ -35,6 +35,11 @@ async fn threads_lists_every_thread_as_a_table_and_as_json() {
         .map(|t| t["thread_id"].as_str().unwrap())
         .collect();
     assert_eq!(names, [DEMO_THREAD, "ticket-done", "ticket-open"]);
+    let statuses: Vec<&str> = threads
+        .iter()
+        .map(|t| t["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["finished", "finished", "interrupted"]);
     let research = &threads[0];
     assert_eq!(research["checkpoint_count"], json!(demo_history.len()));
     let newest = &demo_history[0];
@@ -52,8 +57,9 @@ async fn threads_lists_every_thread_as_a_table_and_as_json() {
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines.len(), 4, "{table}");
     assert!(lines[0].starts_with("THREAD"));
-    for (line, name) in lines[1..].iter().zip(&names) {
+    for ((line, name), status) in lines[1..].iter().zip(&names).zip(&statuses) {
         assert!(line.starts_with(name), "{line}");
+        assert!(line.contains(&format!("  {status}  ")), "{line}");
     }
     // Aligned: every row's checkpoint count starts under the header's column.
     let column = lines[0].find("CHECKPOINTS").unwrap();
@@ -119,10 +125,32 @@ async fn history_lists_checkpoints_newest_first() {
         )
     );
     assert!(lines[1].starts_with("CHECKPOINT  "));
+    // Each checkpoint by the last 8 characters of its id, which name it.
     for (line, id) in lines[2..].iter().zip(ids(&json)) {
-        assert!(line.starts_with(&id), "{line}");
+        let short = &id[id.len() - 8..];
+        assert!(line.starts_with(&format!("{short}  ")), "{line}");
+        let shown = f.run(&["show", DEMO_THREAD, short, "--json"]).json();
+        assert_eq!(shown["checkpoint_id"], json!(id));
     }
     assert!(lines.last().unwrap().contains(" input "));
+    // The fan-out's four `research` tasks in one cell.
+    assert!(table.contains("  research×4  "), "{table}");
+
+    // --limit: the newest N, out of how many.
+    let newest = f
+        .run(&["history", DEMO_THREAD, "--limit", "3", "--json"])
+        .json();
+    assert_eq!(ids(&newest), ids(&json)[..3]);
+    assert_eq!(newest["total"], json!(expected.len()));
+    let table = f.run(&["history", DEMO_THREAD, "-n", "3"]).ok().to_string();
+    assert_eq!(
+        table.lines().next().unwrap(),
+        format!(
+            "thread {DEMO_THREAD}: newest 3 of {} checkpoints",
+            expected.len()
+        )
+    );
+    assert_eq!(table.lines().count(), 2 + 3);
 }
 
 #[tokio::test]
@@ -168,7 +196,11 @@ async fn show_rebuilds_every_checkpoint_of_the_demo_as_the_runtime_restores_it()
         next.iter().all(|t| t["payload"]["text"].is_string()),
         "{shown}"
     );
-    let table = f.run(&["show", DEMO_THREAD, &id]).ok().to_string();
+    // Wide enough for whole values.
+    let table = f
+        .run(&["show", DEMO_THREAD, &id, "--width", "400"])
+        .ok()
+        .to_string();
     assert!(
         table.contains(&format!("\nsend payloads ({})\n", next.len())),
         "{table}"
@@ -223,7 +255,10 @@ async fn show_folds_appended_deltas_and_lists_a_waiting_interrupt() {
     );
     assert_eq!(shown["metadata"]["step"], json!(WORK_STEPS));
 
-    let table = f.run(&["show", "ticket-open"]).ok().to_string();
+    let table = f
+        .run(&["show", "ticket-open", "--width", "400"])
+        .ok()
+        .to_string();
     assert!(
         table.starts_with("thread     ticket-open\ncheckpoint "),
         "{table}"
@@ -243,6 +278,47 @@ async fn show_folds_appended_deltas_and_lists_a_waiting_interrupt() {
         .find(|l| l.trim_start().starts_with("approve "))
         .unwrap();
     assert!(interrupt_line.contains(id) && interrupt_line.contains(" waiting "));
+    // The interrupt's write is at a reserved index, shown by name.
+    let write = writes
+        .iter()
+        .find(|w| w["channel"] == "__interrupt__")
+        .unwrap();
+    assert_eq!(write["idx"], json!(u32::MAX - 1_000_000));
+    assert_eq!(write["idx_name"], "interrupt");
+    assert!(
+        table.lines().any(|l| l
+            .trim_start()
+            .starts_with("13:approve  interrupt  __interrupt__  ")),
+        "{table}"
+    );
+
+    // At the default width the log is cut to one line ending in `…`; with --wrap it
+    // is shown whole, over several lines.
+    let log_json = serde_json::to_string(&log).unwrap();
+    let narrow = f.run(&["show", "ticket-open"]).ok().to_string();
+    let cut = narrow
+        .lines()
+        .find(|l| l.trim_start().starts_with("log "))
+        .unwrap();
+    assert!(cut.ends_with('…') && cut.chars().count() == 100, "{cut}");
+    let wrapped = f.run(&["show", "ticket-open", "--wrap"]).ok().to_string();
+    assert!(
+        wrapped.lines().all(|l| l.chars().count() <= 100),
+        "{wrapped}"
+    );
+    let lines: Vec<&str> = wrapped.lines().collect();
+    let header = lines.iter().position(|l| l.contains("CHANNEL")).unwrap();
+    let column = lines[header].find("VALUE").unwrap();
+    let first = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("log "))
+        .unwrap();
+    let rest: String = lines[first..]
+        .iter()
+        .take_while(|l| *l == &lines[first] || l[..column].trim().is_empty())
+        .map(|l| &l[column..])
+        .collect();
+    assert_eq!(rest.replace(' ', ""), log_json.replace(' ', ""));
 
     // Answered and finished: nothing pending on the latest checkpoint, and the
     // checkpoint before it shows the answered interrupt.
@@ -259,7 +335,7 @@ async fn show_folds_appended_deltas_and_lists_a_waiting_interrupt() {
 }
 
 #[tokio::test]
-async fn show_accepts_a_unique_id_prefix() {
+async fn show_accepts_an_id_prefix_suffix_or_step() {
     let f = Fixture::tickets().await;
     let history = f.run(&["history", "ticket-open", "--json"]).json();
     let all = ids(&history);
@@ -273,6 +349,21 @@ async fn show_accepts_a_unique_id_prefix() {
     assert_eq!(shown["checkpoint_id"], json!(oldest));
     assert_eq!(shown["source"], "input");
     assert_eq!(shown["values"]["title"], "printer on fire");
+    // The shortest suffix no other id shares, and the input's step.
+    let suffix = (1..=oldest.len())
+        .map(|n| &oldest[oldest.len() - n..])
+        .find(|p| all.iter().filter(|id| id.ends_with(p)).count() == 1)
+        .unwrap();
+    for name in [suffix, "@-1"] {
+        let shown = f.run(&["show", "ticket-open", name, "--json"]).json();
+        assert_eq!(shown["checkpoint_id"], json!(oldest), "{name}");
+    }
+    // Each step of a thread without forks names one checkpoint.
+    for (n, id) in all.iter().rev().enumerate() {
+        let step = format!("@{}", i64::try_from(n).unwrap() - 1);
+        let shown = f.run(&["show", "ticket-open", &step, "--json"]).json();
+        assert_eq!(shown["checkpoint_id"], json!(id), "{step}");
+    }
 }
 
 #[tokio::test]
@@ -326,12 +417,43 @@ async fn diff_lists_the_channels_that_differ_with_both_values() {
         .ok()
         .to_string();
     let lines: Vec<&str> = table.lines().collect();
+    let short = |id: &str| id[id.len() - 8..].to_string();
     assert_eq!(
         lines[0],
-        format!("thread ticket-done: a = {input}, b = {latest}")
+        format!(
+            "thread ticket-done: a = {} (step -1), b = {} (step {})",
+            short(input),
+            short(latest),
+            WORK_STEPS + 1
+        )
     );
-    assert!(lines[1].starts_with("CHANNEL"));
-    let steps_line = lines.iter().find(|l| l.starts_with("steps ")).unwrap();
-    assert!(steps_line.contains("(absent)"));
-    assert!(steps_line.ends_with(&WORK_STEPS.to_string()));
+    assert!(lines[2].starts_with("PATH "), "{table}");
+    let steps_line = lines.iter().find(|l| l.starts_with("$.steps ")).unwrap();
+    assert!(steps_line.contains(" added "), "{steps_line}");
+    assert!(
+        steps_line.ends_with(&WORK_STEPS.to_string()),
+        "{steps_line}"
+    );
+
+    // One row per appended log item, by its path in B.
+    let appended = f
+        .run(&["diff", "ticket-done", before, latest, "--json"])
+        .json();
+    assert_eq!(
+        appended["paths"],
+        json!([{ "path": format!("$.log[{}]", a.len()), "kind": "added", "b": "closed" }])
+    );
+    let table = f
+        .run(&["diff", "ticket-done", before, latest])
+        .ok()
+        .to_string();
+    let path = format!("$.log[{}]", a.len());
+    assert!(
+        table.ends_with(&format!(
+            "1 path differs in 1 channel\n{:<w$}CHANGE  A  B\n{path}  added      \"closed\"\n",
+            "PATH",
+            w = path.len() + 2
+        )),
+        "{table}"
+    );
 }

@@ -51,11 +51,23 @@ async fn inspects_and_deletes_threads_in_a_postgres_schema() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|t| (t["thread_id"].clone(), t["checkpoint_count"].clone()))
+            .map(|t| (
+                t["thread_id"].clone(),
+                t["checkpoint_count"].clone(),
+                t["status"].clone()
+            ))
             .collect::<Vec<_>>(),
         [
-            (json!("ticket-done"), json!(3 + WORK_STEPS)),
-            (json!("ticket-open"), json!(2 + WORK_STEPS)),
+            (
+                json!("ticket-done"),
+                json!(3 + WORK_STEPS),
+                json!("finished")
+            ),
+            (
+                json!("ticket-open"),
+                json!(2 + WORK_STEPS),
+                json!("interrupted")
+            ),
         ]
     );
 

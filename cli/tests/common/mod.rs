@@ -86,6 +86,45 @@ pub async fn write_tickets(saver: impl CheckpointSaver) -> CompiledGraph<Ticket>
     graph
 }
 
+#[node]
+fn jammed(_: &Ticket) -> Result<TicketUpdate, NodeError> {
+    Err(NodeError::msg("the printer is jammed"))
+}
+
+/// Writes two more threads to `saver`: `ticket-failed`, whose second step's node
+/// failed, and `ticket-paused`, stopped at a breakpoint before its work starts.
+pub async fn write_stopped_tickets(saver: impl CheckpointSaver + Clone) {
+    let failing = StateGraph::<Ticket>::new()
+        .add_node(triage)
+        .add_node(jammed)
+        .add_edge(START, triage)
+        .add_edge(triage, jammed)
+        .add_edge(jammed, END)
+        .compile_with(CompileOptions::new().checkpointer(saver.clone()))
+        .unwrap();
+    let config = RunConfig::new().thread("ticket-failed");
+    let failed = failing.invoke(Ticket::update().title("jam"), &config).await;
+    assert!(failed.is_err());
+
+    let paused = StateGraph::<Ticket>::new()
+        .add_node(triage)
+        .add_node(work)
+        .add_edge(START, triage)
+        .add_edge(triage, work)
+        .add_edge(work, END)
+        .compile_with(
+            CompileOptions::new()
+                .checkpointer(saver)
+                .interrupt_before([work]),
+        )
+        .unwrap();
+    let config = RunConfig::new().thread("ticket-paused");
+    paused
+        .invoke(Ticket::update().title("paper"), &config)
+        .await
+        .unwrap();
+}
+
 /// The main demo's thread id in [`Fixture::with_demo`].
 pub const DEMO_THREAD: &str = "research-1";
 
@@ -118,6 +157,14 @@ impl Fixture {
         stategraph_examples::research::run(&options, &mut transcript)
             .await
             .unwrap();
+        fixture
+    }
+
+    /// [`Fixture::with_demo`], and the threads of [`write_stopped_tickets`]: one of
+    /// each status.
+    pub async fn with_every_status() -> Self {
+        let fixture = Self::with_demo().await;
+        write_stopped_tickets(SqliteSaver::open(&fixture.db).unwrap()).await;
         fixture
     }
 
@@ -164,13 +211,25 @@ impl Run {
     }
 }
 
-/// Runs the built `stategraph` binary with standard input closed (no terminal).
+/// Runs the built `stategraph` binary with standard input closed (no terminal), and
+/// without the environment variables it reads (`STATEGRAPH_POSTGRES_URL`, `COLUMNS`),
+/// so the test's environment does not change what it does.
 pub fn stategraph(args: &[&str]) -> Run {
-    let out: Output = Process::new(env!("CARGO_BIN_EXE_stategraph"))
+    stategraph_with_env(args, &[])
+}
+
+/// Runs the built `stategraph` binary as [`stategraph`] does, with `env` set.
+pub fn stategraph_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut process = Process::new(env!("CARGO_BIN_EXE_stategraph"));
+    process
         .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .env_remove(stategraph_cli::URL_ENV)
+        .env_remove("COLUMNS")
+        .stdin(Stdio::null());
+    for (key, value) in env {
+        process.env(key, value);
+    }
+    let out: Output = process.output().unwrap();
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8(out.stdout).unwrap(),
