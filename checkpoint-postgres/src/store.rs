@@ -478,7 +478,7 @@ async fn put_writes_in(
         })?;
         // A task's own writes are fixed once stored; a special write (an error or an
         // interrupt) is replaced by the task's latest.
-        let into = if w.channel.starts_with("__") {
+        let into = if w.is_runtime_record() {
             &mut last
         } else {
             &mut first

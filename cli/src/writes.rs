@@ -2,61 +2,24 @@
 //! indices, the interrupts raised, and the status of a thread whose newest checkpoint
 //! it is.
 //!
-//! The runtime's marker channels and index ranges are not public API of `stategraph`;
-//! they are mirrored here from its storage format (`runtime/persist.rs`) and pinned by
-//! this crate's tests against real runs.
+//! The reserved channels and index ranges are the library's
+//! ([`stategraph::checkpoint::writes`]).
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
+/// The name of a reserved write index, or `None` for a task's own write.
+pub use stategraph::checkpoint::writes::index_name as idx_name;
+use stategraph::checkpoint::writes::{WRITE_ERROR, WRITE_INTERRUPT, WRITE_REJECTED, WRITE_RESUME};
 use stategraph::checkpoint::{CheckpointTuple, PendingWrite};
 
 use crate::inspect::InterruptEntry;
 
-/// The channel of a write recording a task's error.
-pub const ERROR_WRITE: &str = "__error__";
-/// The channel of a write recording an interrupt.
-pub const INTERRUPT_WRITE: &str = "__interrupt__";
-/// The channel of a write recording the answer to an interrupt.
-pub const RESUME_WRITE: &str = "__resume__";
-/// The channel (and task) of a write recording an attempt of a step whose writes
-/// were rejected; its tasks run again under new ids.
-pub const REJECTED_WRITE: &str = "__rejected__";
-
-/// The index of a task's error write.
-pub const IDX_ERROR: u32 = u32::MAX;
-/// The index of a task's first interrupt; the n-th (from 0) is this plus n.
-pub const IDX_INTERRUPT: u32 = u32::MAX - 1_000_000;
-/// The index of a task's first stored answer; the n-th (from 0) is this plus n.
-pub const IDX_RESUME: u32 = u32::MAX - 2_000_000;
-
-/// The name of a reserved write index (`error`, `interrupt`, `interrupt+1`, `resume`,
-/// ...), or `None` for a task's own write index.
-pub fn idx_name(idx: u32) -> Option<String> {
-    let named = |name: &str, n: u32| {
-        if n == 0 {
-            name.to_string()
-        } else {
-            format!("{name}+{n}")
-        }
-    };
-    match idx {
-        IDX_ERROR => Some("error".to_string()),
-        i if i >= IDX_INTERRUPT => Some(named("interrupt", i - IDX_INTERRUPT)),
-        i if i >= IDX_RESUME => Some(named("resume", i - IDX_RESUME)),
-        _ => None,
-    }
-}
-
-/// Whether `write` is a task's own output (an update, a goto, a send, or the mark of
-/// a task that finished without writing), as opposed to a record of an error, an
+/// Whether `write` is a task's own output rather than a record of an error, an
 /// interrupt, an answer or a rejected attempt.
 fn is_output(write: &PendingWrite) -> bool {
-    !matches!(
-        write.channel.as_str(),
-        ERROR_WRITE | INTERRUPT_WRITE | RESUME_WRITE | REJECTED_WRITE
-    )
+    !write.is_outcome_record()
 }
 
 /// The interrupts among a checkpoint's pending writes (sorted by task and index). A
@@ -73,7 +36,7 @@ pub fn interrupts(writes: &[PendingWrite]) -> Vec<InterruptEntry> {
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     writes
         .iter()
-        .filter(|w| w.channel == INTERRUPT_WRITE)
+        .filter(|w| w.channel == WRITE_INTERRUPT)
         .map(|w| {
             let nth = seen.entry(w.task_id.as_str()).or_default();
             *nth += 1;
@@ -83,7 +46,7 @@ pub fn interrupts(writes: &[PendingWrite]) -> Vec<InterruptEntry> {
                 id: field("id"),
                 node: field("node"),
                 value: w.value.get("value").cloned().unwrap_or(Value::Null),
-                answered: finished(&w.task_id) || of_task(&w.task_id, RESUME_WRITE) >= *nth,
+                answered: finished(&w.task_id) || of_task(&w.task_id, WRITE_RESUME) >= *nth,
             }
         })
         .collect()
@@ -112,8 +75,8 @@ impl ThreadStatus {
     pub fn of(latest: &CheckpointTuple) -> Self {
         let writes = &latest.pending_writes;
         let failed = writes.iter().any(|w| {
-            w.channel == REJECTED_WRITE
-                || (w.channel == ERROR_WRITE
+            w.channel == WRITE_REJECTED
+                || (w.channel == WRITE_ERROR
                     && !writes
                         .iter()
                         .any(|o| o.task_id == w.task_id && is_output(o)))
@@ -144,6 +107,7 @@ impl ThreadStatus {
 mod tests {
     use super::*;
     use serde_json::json;
+    use stategraph::checkpoint::writes::{IDX_INTERRUPT, IDX_RESUME};
 
     fn write(task: &str, idx: u32, channel: &str, value: Value) -> PendingWrite {
         PendingWrite {
@@ -173,17 +137,17 @@ mod tests {
     fn an_interrupt_is_answered_by_its_own_answer_or_when_its_task_finished() {
         let writes = vec![
             // Asked twice, answered once: the first is answered, the second waits.
-            write("1:ask", IDX_INTERRUPT, INTERRUPT_WRITE, asked("first")),
-            write("1:ask", IDX_INTERRUPT + 1, INTERRUPT_WRITE, asked("second")),
-            write("1:ask", IDX_RESUME, RESUME_WRITE, json!("yes")),
+            write("1:ask", IDX_INTERRUPT, WRITE_INTERRUPT, asked("first")),
+            write("1:ask", IDX_INTERRUPT + 1, WRITE_INTERRUPT, asked("second")),
+            write("1:ask", IDX_RESUME, WRITE_RESUME, json!("yes")),
             // Asked, then finished: answered.
             write("1:other", 0, "update", json!({})),
-            write("1:other", IDX_INTERRUPT, INTERRUPT_WRITE, asked("done")),
+            write("1:other", IDX_INTERRUPT, WRITE_INTERRUPT, asked("done")),
             // Asked, then finished without writing: answered.
             write("1:quiet", 0, "__done__", Value::Null),
-            write("1:quiet", IDX_INTERRUPT, INTERRUPT_WRITE, asked("quiet")),
+            write("1:quiet", IDX_INTERRUPT, WRITE_INTERRUPT, asked("quiet")),
             // Asked, nothing else: waiting.
-            write("1:third", IDX_INTERRUPT, INTERRUPT_WRITE, asked("open")),
+            write("1:third", IDX_INTERRUPT, WRITE_INTERRUPT, asked("open")),
         ];
         let got: Vec<(Option<String>, bool)> = interrupts(&writes)
             .into_iter()

@@ -116,7 +116,7 @@ pub fn run(
                 latest
                     .pending_writes
                     .iter()
-                    .filter(|w| !w.channel.starts_with("__"))
+                    .filter(|w| !w.is_runtime_record())
                     .map(|w| w.task_id.clone())
                     .collect()
             })

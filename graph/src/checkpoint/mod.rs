@@ -9,6 +9,7 @@ pub mod record;
 mod saver;
 mod types;
 mod values;
+pub mod writes;
 
 pub use error::{CheckpointError, SaverResult};
 pub use lock::{LocalThreadLocks, ThreadLock};

@@ -215,16 +215,6 @@ pub struct PendingWrite {
     pub value: Value,
 }
 
-impl PendingWrite {
-    /// Whether this is a runtime record (`__error__`, `__interrupt__`, `__resume__`,
-    /// ...) rather than one of the task's own writes. Savers store a task's own
-    /// write once (the first copy stays) but replace a runtime record, and readers
-    /// of a thread count only own writes as output.
-    pub fn is_runtime_record(&self) -> bool {
-        self.channel.starts_with("__")
-    }
-}
-
 /// One write of a [`put_batch`](super::CheckpointSaver::put_batch).
 // Ops live briefly in a queue and are consumed once; boxing the checkpoint would cost
 // an allocation per save to shrink a short-lived `Vec`.

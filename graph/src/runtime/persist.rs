@@ -26,24 +26,10 @@ pub(crate) type Versions = Vec<u64>;
 /// Per delta channel: the version and length of its last whole stored value.
 pub(crate) type Bases = Vec<Option<(u64, usize)>>;
 
-pub(crate) const WRITE_UPDATE: &str = "update";
-pub(crate) const WRITE_GOTO: &str = "goto";
-pub(crate) const WRITE_SEND: &str = "send";
-pub(crate) const WRITE_ERROR: &str = "__error__";
-pub(crate) const WRITE_INTERRUPT: &str = "__interrupt__";
-pub(crate) const WRITE_RESUME: &str = "__resume__";
-/// Marks an attempt of the next step whose writes were rejected when applied (task
-/// `__rejected__`, index = the attempt's number, value = the error). Its tasks run
-/// again under new ids: see `task_ids`.
-pub(crate) const WRITE_REJECTED: &str = "__rejected__";
-/// Marks a task that finished without writing anything, so it is not re-run.
-pub(crate) const WRITE_DONE: &str = "__done__";
-
-/// Write indices of the special writes, above any task's own writes. `put_writes`
-/// keeps the first write per (task, index), so each kind has its own range.
-pub(crate) const IDX_ERROR: u32 = u32::MAX;
-pub(crate) const IDX_INTERRUPT: u32 = u32::MAX - 1_000_000;
-pub(crate) const IDX_RESUME: u32 = u32::MAX - 2_000_000;
+pub(crate) use crate::checkpoint::writes::{
+    IDX_ERROR, IDX_INTERRUPT, IDX_RESUME, WRITE_DONE, WRITE_ERROR, WRITE_GOTO, WRITE_INTERRUPT,
+    WRITE_REJECTED, WRITE_RESUME, WRITE_SEND, WRITE_UPDATE,
+};
 
 fn channel_err(id: &str) -> impl Fn(crate::state::CodecError) -> RunError + '_ {
     move |source| {
