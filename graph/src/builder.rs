@@ -412,7 +412,7 @@ impl<S: GraphState> StateGraph<S> {
 
     /// Reuses `node`'s recorded writes instead of calling it while its inputs are
     /// unchanged (see [`cache`](crate::cache)); the graph needs a cache store
-    /// ([`CompileOptions::cache`]).
+    /// ([`CompileOptions::cache`](crate::CompileOptions::cache)).
     ///
     /// ```
     /// use stategraph::prelude::*;

@@ -16,6 +16,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::Stream;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::checkpoint::{CheckpointConfig, CheckpointMetadata};
@@ -81,7 +83,8 @@ impl fmt::Debug for StreamMode {
 }
 
 /// What a debug event wraps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DebugKind {
     /// A task started.
     Task,
@@ -92,6 +95,20 @@ pub enum DebugKind {
 }
 
 /// One event of a streamed run.
+///
+/// Serializes (when the state does) as a JSON object tagged by `type`, so it can
+/// be sent over a wire (server-sent events, a queue) as it is: `{"type": "updates",
+/// "step": 0, "node": "plan", "updates": [..], "cached": false}`; updates are the
+/// JSON a node's write is stored as, and deserialize back.
+#[derive(Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    bound(
+        serialize = "S: Serialize, S::Update: Serialize",
+        deserialize = "S: DeserializeOwned, S::Update: DeserializeOwned"
+    )
+)]
 pub enum StreamEvent<S: GraphState> {
     /// `VALUES`: the state after the input (`step` -1 on a fresh thread) or a step.
     Values {

@@ -124,7 +124,7 @@ pub trait CheckpointSaver: Send + Sync + 'static {
     /// none.
     ///
     /// # Errors
-    /// [`CheckpointError::ThreadBusy`] when the thread is still held after `wait`, or a
+    /// [`CheckpointError::ThreadBusy`](super::CheckpointError::ThreadBusy) when the thread is still held after `wait`, or a
     /// storage failure.
     fn lock_thread<'a>(
         &'a self,

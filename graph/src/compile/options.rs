@@ -14,7 +14,7 @@ pub type Migration = Arc<
     dyn Fn(&mut serde_json::Map<String, serde_json::Value>) -> Result<(), String> + Send + Sync,
 >;
 
-/// Options of [`StateGraph::compile_with`].
+/// Options of [`StateGraph::compile_with`](crate::StateGraph::compile_with).
 #[derive(Clone, Default)]
 pub struct CompileOptions {
     pub(crate) saver: Option<Arc<dyn CheckpointSaver>>,
@@ -85,7 +85,7 @@ impl CompileOptions {
         self
     }
 
-    /// Where nodes with a [`CachePolicy`] keep their recorded runs
+    /// Where nodes with a [`CachePolicy`](crate::cache::CachePolicy) keep their recorded runs
     /// ([`InMemoryCache`](crate::cache::InMemoryCache), or a durable saver).
     #[must_use]
     pub fn cache(mut self, store: impl NodeCache) -> Self {

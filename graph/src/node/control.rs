@@ -81,7 +81,7 @@ impl<S> IntoGoto<S> for send::Send<S> {
 /// edges (LangGraph's `Command`).
 ///
 /// Returned by a node, it routes from inside the node; given to `invoke`,
-/// `Command::resume(answer)` answers a paused thread (see [`NodeContext::interrupt`]).
+/// `Command::resume(answer)` answers a paused thread (see [`NodeContext::interrupt`](super::NodeContext::interrupt)).
 ///
 /// ```
 /// use stategraph::prelude::*;

@@ -4,7 +4,7 @@ use std::fmt;
 
 use super::error::NodeError;
 
-/// A pause requested by a node through [`NodeContext::interrupt`]: the run stops
+/// A pause requested by a node through [`NodeContext::interrupt`](super::NodeContext::interrupt): the run stops
 /// after the step's other tasks finish and reports it; resuming with
 /// `Command::resume(..)` re-runs the node, and the same `interrupt` call then returns
 /// the resume value.
