@@ -34,9 +34,9 @@ pub use stategraph_macros::node;
 pub use builder::{Endpoint, IntoDeclared, IntoSources, IntoTarget, StateGraph};
 pub use compile::{BuildError, BuildProblem, CompileOptions, CompiledGraph, Migration};
 pub use node::{
-    BoxFuture, Command, END, End, Goto, Interrupt, IntoGoto, NamedNode, Node, NodeContext, NodeDef,
-    NodeError, NodeHandle, NodeOutput, NodeRef, NodeResult, NodeReturn, Resume, Route, START,
-    Start,
+    BoxFuture, Command, ContextError, END, End, Goto, Interrupt, IntoGoto, NamedNode, Node,
+    NodeContext, NodeDef, NodeError, NodeHandle, NodeOutput, NodeRef, NodeResult, NodeReturn,
+    Resume, Route, START, Start,
 };
 pub use node::{IntoPayload, Send};
 pub use retry::RetryPolicy;

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::error::NodeError;
+use super::error::ContextError;
 use super::interrupt::{Interrupt, interrupt_id};
 
 /// What a node receives when it runs.
@@ -58,12 +58,12 @@ impl NodeContext {
     ///
     /// # Errors
     /// `value` does not serialize.
-    pub async fn emit(&self, value: impl serde::Serialize) -> Result<(), NodeError> {
+    pub async fn emit(&self, value: impl serde::Serialize) -> Result<(), ContextError> {
         let Some(sink) = &self.custom else {
             return Ok(());
         };
         let value = serde_json::to_value(value).map_err(|e| {
-            NodeError::msg(format!(
+            ContextError::unserializable(format!(
                 "custom event of node `{}` does not serialize: {e}",
                 self.node
             ))
@@ -148,7 +148,7 @@ impl NodeContext {
     pub fn interrupt<T: serde::Serialize, R: serde::de::DeserializeOwned>(
         &self,
         value: T,
-    ) -> Result<R, NodeError> {
+    ) -> Result<R, ContextError> {
         let n = self
             .interrupts_called
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -162,12 +162,12 @@ impl NodeContext {
             None => None,
         };
         let value = serde_json::to_value(value).map_err(|e| {
-            NodeError::msg(format!(
+            ContextError::unserializable(format!(
                 "interrupt value of node `{}` does not serialize: {e}",
                 self.node
             ))
         })?;
-        Err(NodeError::new(super::answer::Pause {
+        Err(ContextError::paused(super::answer::Pause {
             interrupt: Interrupt {
                 id: interrupt_id(&self.task_key, n),
                 node: self.node.to_string(),

@@ -1,27 +1,56 @@
-//! The error a node returns (moved out of `node.rs` unchanged, plus the `anyhow`
-//! conversion).
+//! The errors of the node layer: [`NodeError`], what a node fails with, and
+//! [`ContextError`], what a [`NodeContext`](super::NodeContext) call fails with.
+//!
+//! `NodeError` works like `anyhow::Error`: `?` converts any error into it
+//! (`std::io::Error`, `serde_json::Error`, a boxed error, `anyhow::Error`, a
+//! message), so it does not implement `std::error::Error` itself (that would make the
+//! conversion overlap with `From<T> for T`); it dereferences to
+//! `dyn Error + Send + Sync` instead, and converts into `Box<dyn Error>` and, with the
+//! `anyhow` feature, into `anyhow::Error`.
 
+use std::error::Error;
 use std::fmt;
+use std::ops::Deref;
+
+use super::answer::Pause;
 
 /// An error returned by a node. Wraps the node's own error; get it back with
-/// [`NodeError::downcast_ref`] or [`std::error::Error::source`].
+/// [`NodeError::downcast_ref`], or use it as a `&dyn Error` (it dereferences to one).
+///
+/// `?` converts into it from any `E: Error + Send + Sync + 'static`, from
+/// `Box<dyn Error + Send + Sync>`, from `anyhow::Error`, and from a `String` or
+/// `&str` message:
+///
+/// ```
+/// use stategraph::NodeError;
+///
+/// fn read(path: &str) -> Result<usize, NodeError> {
+///     let text = std::fs::read_to_string(path)?; // std::io::Error
+///     let n: usize = serde_json::from_str(&text)?; // serde_json::Error
+///     if n == 0 {
+///         return Err("the count is zero".into());
+///     }
+///     Ok(n)
+/// }
+///
+/// let err = read("/no/such/file").unwrap_err();
+/// assert!(err.downcast_ref::<std::io::Error>().is_some());
+/// ```
 pub struct NodeError {
-    pub(super) inner: Box<dyn std::error::Error + Send + Sync + 'static>,
+    pub(super) inner: Box<dyn Error + Send + Sync + 'static>,
 }
 
 impl NodeError {
-    /// Wraps any error (a `NodeError` is not wrapped twice).
-    pub fn new<E: std::error::Error + Send + Sync + 'static>(error: E) -> Self {
-        Self::from_boxed(Box::new(error))
+    /// Wraps an error.
+    pub fn new<E: Error + Send + Sync + 'static>(error: E) -> Self {
+        Self {
+            inner: Box::new(error),
+        }
     }
 
-    /// Wraps a boxed error, such as `Box<dyn Error + Send + Sync>` or what
-    /// `anyhow::Error` converts into (a boxed `NodeError` is unwrapped).
-    pub fn from_boxed(boxed: Box<dyn std::error::Error + Send + Sync + 'static>) -> Self {
-        match boxed.downcast::<NodeError>() {
-            Ok(node_error) => *node_error,
-            Err(inner) => Self { inner },
-        }
+    /// Wraps a boxed error, such as `Box<dyn Error + Send + Sync>`.
+    pub fn from_boxed(boxed: Box<dyn Error + Send + Sync + 'static>) -> Self {
+        Self { inner: boxed }
     }
 
     /// An error carrying only a message.
@@ -32,13 +61,55 @@ impl NodeError {
     }
 
     /// The node's error, if it has type `E`.
-    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+    pub fn downcast_ref<E: Error + 'static>(&self) -> Option<&E> {
         self.inner.downcast_ref::<E>()
     }
 
     /// The node's error.
-    pub fn inner(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+    pub fn inner(&self) -> &(dyn Error + Send + Sync + 'static) {
         &*self.inner
+    }
+
+    /// The node's error, boxed.
+    pub fn into_inner(self) -> Box<dyn Error + Send + Sync + 'static> {
+        self.inner
+    }
+}
+
+/// `?` on any error, a boxed error, `anyhow::Error` or a message.
+impl<E: Into<Box<dyn Error + Send + Sync + 'static>>> From<E> for NodeError {
+    fn from(error: E) -> Self {
+        Self::from_boxed(error.into())
+    }
+}
+
+impl Deref for NodeError {
+    type Target = dyn Error + Send + Sync + 'static;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.inner
+    }
+}
+
+impl AsRef<dyn Error + Send + Sync + 'static> for NodeError {
+    fn as_ref(&self) -> &(dyn Error + Send + Sync + 'static) {
+        &*self.inner
+    }
+}
+
+/// `?` on a `NodeError` in code returning `Box<dyn Error>` (a test, `main`).
+impl From<NodeError> for Box<dyn Error + 'static> {
+    fn from(error: NodeError) -> Self {
+        error.inner
+    }
+}
+
+/// With the `anyhow` feature: `?` on a `NodeError` in code returning
+/// `anyhow::Result`. The error keeps its message and chain.
+#[cfg(feature = "anyhow")]
+impl From<NodeError> for anyhow::Error {
+    fn from(error: NodeError) -> Self {
+        anyhow::Error::from_boxed(error.inner)
     }
 }
 
@@ -54,17 +125,55 @@ impl fmt::Display for NodeError {
     }
 }
 
-impl std::error::Error for NodeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.inner.source()
+/// What a [`NodeContext`](super::NodeContext) call fails with: the node paused at
+/// an interrupt (propagate it with `?`, and the run pauses), or a value did not
+/// serialize.
+///
+/// It is a plain error type, so `?` converts it into whatever the node returns: a
+/// [`NodeError`], a `Box<dyn Error + Send + Sync>`, an `anyhow::Error`, or an error
+/// type of one's own with a variant for it (thiserror's `#[from] ContextError` or
+/// `#[error(transparent)]`). The pause is found through the error's sources, so keep
+/// it as the variant's source rather than turning it into a message.
+#[derive(Debug)]
+pub struct ContextError {
+    kind: Kind,
+}
+
+// Boxed: the error is returned by value from every `interrupt` call.
+#[derive(Debug)]
+enum Kind {
+    Paused(Box<Pause>),
+    Unserializable(String),
+}
+
+impl ContextError {
+    pub(super) fn paused(pause: Pause) -> Self {
+        Self {
+            kind: Kind::Paused(Box::new(pause)),
+        }
+    }
+
+    pub(super) fn unserializable(message: String) -> Self {
+        Self {
+            kind: Kind::Unserializable(message),
+        }
     }
 }
 
-/// With the `anyhow` feature: `?` on an `anyhow::Error` in code returning
-/// `NodeError`. The error keeps its message and chain.
-#[cfg(feature = "anyhow")]
-impl From<anyhow::Error> for NodeError {
-    fn from(error: anyhow::Error) -> Self {
-        Self::from_boxed(error.into())
+impl fmt::Display for ContextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            Kind::Paused(pause) => write!(f, "node `{}` paused", pause.interrupt.node),
+            Kind::Unserializable(message) => f.write_str(message),
+        }
+    }
+}
+
+impl Error for ContextError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match &self.kind {
+            Kind::Paused(pause) => Some(&**pause),
+            Kind::Unserializable(_) => None,
+        }
     }
 }

@@ -22,7 +22,7 @@ pub use context::NodeContext;
 pub use control::{Command, IntoGoto, Resume, Route};
 pub(crate) use def::{AsyncRunner, Runner, SyncRunner, TaskInput};
 pub use def::{Node, NodeDef, NodeHandle};
-pub use error::NodeError;
+pub use error::{ContextError, NodeError};
 pub use interrupt::Interrupt;
 pub(crate) use interrupt::interrupt_id;
 pub use naming::{NamedNode, NodeRef};

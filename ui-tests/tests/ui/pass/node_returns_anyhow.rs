@@ -1,5 +1,6 @@
-//! A node may return `Result<_, anyhow::Error>`; with the `anyhow` feature, `?` on an
-//! `anyhow::Error` also works in code returning `NodeError`.
+//! A node may return `Result<_, anyhow::Error>`; `?` on an `anyhow::Error` also works
+//! in code returning `NodeError`, and with the `anyhow` feature `?` on a `NodeError`
+//! works in code returning `anyhow::Result`.
 
 use anyhow::Context as _;
 use stategraph::prelude::*;
@@ -26,6 +27,17 @@ async fn twice(s: &S) -> Result<SUpdate, NodeError> {
     Ok(S::update().n(double(s.n)?))
 }
 
+fn checked(n: i64) -> Result<i64, NodeError> {
+    if n < 0 {
+        return Err("negative".into());
+    }
+    Ok(n)
+}
+
+fn via_anyhow(n: i64) -> anyhow::Result<i64> {
+    Ok(checked(n)?)
+}
+
 fn main() {
     let graph = StateGraph::<S>::new()
         .add_node(parse)
@@ -39,6 +51,7 @@ fn main() {
         .invoke_blocking(S::update().text("21"), &RunConfig::new())
         .expect("runs");
     assert_eq!(out.values.n, 63);
+    assert_eq!(via_anyhow(-1).unwrap_err().to_string(), "negative");
 
     let err = graph
         .invoke_blocking(S::update().text("x"), &RunConfig::new())
