@@ -41,8 +41,8 @@ pub use node::{
 pub use node::{IntoPayload, Send};
 pub use retry::RetryPolicy;
 pub use runtime::{
-    Durability, NodePanic, RunConfig, RunError, RunInput, RunOutput, StateSnapshot, TaskSnapshot,
-    UpdateAs,
+    ContinueReason, Durability, NodePanic, RunConfig, RunError, RunInput, RunOutput, StateSnapshot,
+    TaskSnapshot, UpdateAs,
 };
 pub use state::{
     Add, Addable, Append, Change, ChangeSet, ChannelInfo, ChannelKey, ChannelWrite, Checkpointable,

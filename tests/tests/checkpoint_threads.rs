@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use stategraph::StateSnapshot;
 use stategraph::checkpoint::{CheckpointSource, InMemorySaver, ListOptions};
 use stategraph::prelude::*;
+use stategraph::{ContinueReason, StateSnapshot};
 
 #[derive(GraphState, Clone, Debug, Default, PartialEq)]
 struct Flow {
@@ -310,7 +310,11 @@ async fn continuing_an_unknown_thread_is_nothing_to_continue() {
     let err = graph.invoke(None, &cfg).await.unwrap_err();
     match &err {
         RunError::NothingToContinue { reason } => {
-            assert!(reason.contains("nobody"), "{reason}");
+            assert!(
+                matches!(reason, ContinueReason::NoCheckpoint { thread } if thread == "nobody"),
+                "{reason}"
+            );
+            assert!(err.to_string().contains("nobody"), "{err}");
         }
         other => panic!("expected NothingToContinue, got {other:?}"),
     }
@@ -335,6 +339,12 @@ async fn continuing_without_a_checkpointer_is_nothing_to_continue() {
         .unwrap();
     let err = graph.invoke(None, &thread("plain")).await.unwrap_err();
     assert!(matches!(err, RunError::NothingToContinue { .. }), "{err:?}");
+    assert!(matches!(
+        err,
+        RunError::NothingToContinue {
+            reason: ContinueReason::NoCheckpointer { .. }
+        }
+    ));
     assert_eq!(runs("plain", "a"), 0);
 }
 

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::config::RunConfig;
-use super::error::RunError;
+use super::error::{ContinueReason, RunError};
 use super::frontier::Task;
 use super::persist::{self, Versions};
 use super::runner::Known;
@@ -353,7 +353,9 @@ impl<S: GraphState> CompiledGraph<S> {
                     .saver
                     .as_deref()
                     .ok_or(RunError::NothingToContinue {
-                        reason: "the graph has no checkpointer".to_string(),
+                        reason: ContinueReason::NoCheckpointer {
+                            needed_by: "`staleness`",
+                        },
                     })?;
                 let versions = saver
                     .get_tuple(&snapshot.config)

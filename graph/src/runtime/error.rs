@@ -73,10 +73,17 @@ pub enum RunError {
         "this graph has a checkpointer, so runs need a thread: use `RunConfig::new().thread(\"<id>\")`"
     )]
     MissingThreadId,
-    /// `invoke(None, ..)` on a thread with nothing saved (or without a checkpointer).
+    /// A run, read or edit that needs a thread's saved state found none: the graph
+    /// has no checkpointer, or the thread has no checkpoint.
     #[error("nothing to continue: {reason}")]
     NothingToContinue {
         /// Why.
+        reason: ContinueReason,
+    },
+    /// `Command::resume` was given a value that does not serialize to JSON.
+    #[error("the resume value does not serialize: {reason}")]
+    UnserializableResume {
+        /// The serializer's message.
         reason: String,
     },
     /// A run configured with `RunConfig::new_thread_only` found its thread started
@@ -191,4 +198,24 @@ impl RunError {
 pub struct NodePanic {
     /// The panic's message (`(a panic without a message)` for other payloads).
     pub message: String,
+}
+
+/// Why there is nothing to continue ([`RunError::NothingToContinue`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ContinueReason {
+    /// The graph was compiled without a checkpointer, so it keeps no state.
+    #[error(
+        "the graph has no checkpointer, which {needed_by} needs: compile it with `CompileOptions::checkpointer`, or pass input instead"
+    )]
+    NoCheckpointer {
+        /// What needed one (`invoke(None, ..)`, `get_state`, `update_state`, ...).
+        needed_by: &'static str,
+    },
+    /// The thread has no checkpoint (it never ran, or was deleted).
+    #[error("thread `{thread}` has no checkpoint")]
+    NoCheckpoint {
+        /// The thread.
+        thread: String,
+    },
 }

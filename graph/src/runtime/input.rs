@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::algo::{follow_route, schedule};
-use super::error::RunError;
+use super::error::{ContinueReason, RunError};
 use super::run_loop::{COMMAND_TASK, END_WRITER, INPUT_WRITER, Loop};
 use super::update::Writer;
 use super::{config, events, persist};
@@ -37,10 +37,14 @@ impl<'g, S: GraphState> Loop<'g, S> {
     pub(super) fn require_checkpoint(&self) -> Result<(), RunError> {
         match &self.persist {
             None => Err(RunError::NothingToContinue {
-                reason: "the graph has no checkpointer; pass input instead".into(),
+                reason: ContinueReason::NoCheckpointer {
+                    needed_by: "continuing a thread",
+                },
             }),
             Some(p) if p.parent.is_none() => Err(RunError::NothingToContinue {
-                reason: format!("thread `{}` has no checkpoint", p.thread),
+                reason: ContinueReason::NoCheckpoint {
+                    thread: p.thread.clone(),
+                },
             }),
             Some(_) => Ok(()),
         }
@@ -86,9 +90,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         let answered: Vec<(String, serde_json::Value)> = match resume {
             None => Vec::new(),
             Some(Resume::Invalid(reason)) => {
-                return Err(RunError::NothingToContinue {
-                    reason: format!("the resume value does not serialize: {reason}"),
-                });
+                return Err(RunError::UnserializableResume { reason });
             }
             // Nothing waiting but a step planned (a static breakpoint): the resume
             // just continues.

@@ -22,6 +22,6 @@ mod update;
 mod writer;
 
 pub use config::{Durability, RunConfig, RunInput, RunOutput};
-pub use error::{NodePanic, RunError};
+pub use error::{ContinueReason, NodePanic, RunError};
 pub use snapshot::{StateSnapshot, TaskSnapshot};
 pub use update::UpdateAs;

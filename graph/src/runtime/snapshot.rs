@@ -8,7 +8,7 @@ use crate::node::Interrupt;
 use crate::state::{GraphState, Write};
 
 use super::config::RunConfig;
-use super::error::RunError;
+use super::error::{ContinueReason, RunError};
 use super::persist;
 
 /// One task of the step after a checkpoint.
@@ -58,8 +58,10 @@ impl<S: GraphState> CompiledGraph<S> {
             .graph
             .saver
             .as_deref()
-            .ok_or_else(|| RunError::NothingToContinue {
-                reason: "the graph has no checkpointer, so it keeps no state".into(),
+            .ok_or(RunError::NothingToContinue {
+                reason: ContinueReason::NoCheckpointer {
+                    needed_by: "reading a thread's state",
+                },
             })?;
         let thread = config
             .thread_id
@@ -77,8 +79,10 @@ impl<S: GraphState> CompiledGraph<S> {
             .graph
             .saver
             .clone()
-            .ok_or_else(|| RunError::NothingToContinue {
-                reason: "the graph has no checkpointer, so it keeps no state".into(),
+            .ok_or(RunError::NothingToContinue {
+                reason: ContinueReason::NoCheckpointer {
+                    needed_by: "reading a thread's state",
+                },
             })?;
         let g = &*self.graph;
         let step = tuple.metadata.step.saturating_add(1);

@@ -5,7 +5,7 @@ use std::any::Any;
 
 use super::algo::lookup;
 use super::config::RunConfig;
-use super::error::RunError;
+use super::error::{ContinueReason, RunError};
 use super::persist;
 use super::run_loop::Loop;
 use crate::builder::Endpoint;
@@ -183,7 +183,9 @@ impl<S: GraphState> CompiledGraph<S> {
     ) -> Result<crate::checkpoint::CheckpointConfig, RunError> {
         if self.graph.saver.is_none() {
             return Err(RunError::NothingToContinue {
-                reason: "the graph has no checkpointer, so there is no state to update".into(),
+                reason: ContinueReason::NoCheckpointer {
+                    needed_by: "`update_state`",
+                },
             });
         }
         let mut lp = Loop::open(&self.graph, config, false, None).await?;

@@ -27,29 +27,34 @@ fn approve(r: &Refund, ctx: &NodeContext) -> Result<RefundUpdate, NodeError> {
     Ok(Refund::update().approved_by(Some(who)))
 }
 
-async fn run(args: &[String]) -> Result<RunOutput<Refund>, RunError> {
-    let saver = SqliteSaver::open(&args[1]).map_err(RunError::Checkpoint)?;
+/// The run's own error, or why the worker could not run it.
+enum Failure {
+    Run(RunError),
+    Setup(String),
+}
+
+async fn run(args: &[String]) -> Result<RunOutput<Refund>, Failure> {
+    let saver = SqliteSaver::open(&args[1]).map_err(|e| Failure::Run(RunError::Checkpoint(e)))?;
     let graph = StateGraph::<Refund>::new()
         .add_node(approve)
         .add_edge(START, approve)
         .compile_with(CompileOptions::new().checkpointer(saver))
-        .map_err(|e| RunError::NothingToContinue {
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| Failure::Setup(e.to_string()))?;
     let thread = RunConfig::new().thread("refund");
-    match (args[2].as_str(), args.get(3)) {
+    let result = match (args[2].as_str(), args.get(3)) {
         ("start", None) => graph.invoke(Refund::update().amount(120u32), &thread).await,
         ("resume", Some(answer)) => {
-            let answer: serde_json::Value =
-                serde_json::from_str(answer).map_err(|e| RunError::NothingToContinue {
-                    reason: format!("the answer is not JSON: {e}"),
-                })?;
+            let answer: serde_json::Value = serde_json::from_str(answer)
+                .map_err(|e| Failure::Setup(format!("the answer is not JSON: {e}")))?;
             graph.invoke(Command::resume(answer), &thread).await
         }
-        _ => Err(RunError::NothingToContinue {
-            reason: "usage: resume_worker <sqlite-file> start|resume <json>".into(),
-        }),
-    }
+        _ => {
+            return Err(Failure::Setup(
+                "usage: resume_worker <sqlite-file> start|resume <json>".into(),
+            ));
+        }
+    };
+    result.map_err(Failure::Run)
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -68,12 +73,16 @@ async fn main() -> ExitCode {
             println!("approved by {}", out.values.approved_by.unwrap_or_default());
             ExitCode::SUCCESS
         }
-        Err(e @ RunError::InvalidResume { .. }) => {
+        Err(Failure::Run(e @ RunError::InvalidResume { .. })) => {
             println!("refused: {e}");
             ExitCode::from(4)
         }
-        Err(e) => {
+        Err(Failure::Run(e)) => {
             println!("error: {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Setup(message)) => {
+            println!("error: {message}");
             ExitCode::from(1)
         }
     }
