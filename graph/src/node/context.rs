@@ -1,10 +1,12 @@
 //! [`NodeContext`]: what a node receives when it runs (its step, attempt and
-//! thread, `interrupt` to pause, `emit` to stream).
+//! thread, `interrupt` to pause, `emit` to stream), and [`ContextError`], what its
+//! calls fail with.
 
+use std::error::Error;
 use std::fmt;
 use std::sync::Arc;
 
-use super::error::ContextError;
+use super::answer::Pause;
 use super::interrupt::{Interrupt, interrupt_id};
 
 /// What a node receives when it runs.
@@ -177,5 +179,58 @@ impl NodeContext {
             expects,
             refused,
         }))
+    }
+}
+
+/// What a [`NodeContext`] call fails with: the node paused at
+/// an interrupt (propagate it with `?`, and the run pauses), or a value did not
+/// serialize.
+///
+/// It is a plain error type, so `?` converts it into whatever the node returns: a
+/// [`NodeError`](super::NodeError), a `Box<dyn Error + Send + Sync>`, an `anyhow::Error`, or an error
+/// type of one's own with a variant for it (thiserror's `#[from] ContextError` or
+/// `#[error(transparent)]`). The pause is found through the error's sources, so keep
+/// it as the variant's source rather than turning it into a message.
+#[derive(Debug)]
+pub struct ContextError {
+    kind: Kind,
+}
+
+// Boxed: the error is returned by value from every `interrupt` call.
+#[derive(Debug)]
+enum Kind {
+    Paused(Box<Pause>),
+    Unserializable(String),
+}
+
+impl ContextError {
+    pub(super) fn paused(pause: Pause) -> Self {
+        Self {
+            kind: Kind::Paused(Box::new(pause)),
+        }
+    }
+
+    pub(super) fn unserializable(message: String) -> Self {
+        Self {
+            kind: Kind::Unserializable(message),
+        }
+    }
+}
+
+impl fmt::Display for ContextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            Kind::Paused(pause) => write!(f, "node `{}` paused", pause.interrupt.node),
+            Kind::Unserializable(message) => f.write_str(message),
+        }
+    }
+}
+
+impl Error for ContextError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match &self.kind {
+            Kind::Paused(pause) => Some(&**pause),
+            Kind::Unserializable(_) => None,
+        }
     }
 }

@@ -1,18 +1,16 @@
-//! The errors of the node layer: [`NodeError`], what a node fails with, and
-//! [`ContextError`], what a [`NodeContext`](super::NodeContext) call fails with.
+//! [`NodeError`], what a node fails with.
 //!
 //! `NodeError` works like `anyhow::Error`: `?` converts any error into it
 //! (`std::io::Error`, `serde_json::Error`, a boxed error, `anyhow::Error`, a
 //! message), so it does not implement `std::error::Error` itself (that would make the
 //! conversion overlap with `From<T> for T`); it dereferences to
 //! `dyn Error + Send + Sync` instead, and converts into `Box<dyn Error>` and, with the
-//! `anyhow` feature, into `anyhow::Error`.
+//! `anyhow` feature, into `anyhow::Error`. What a `NodeContext` call fails with is
+//! next to it, in `context.rs`.
 
 use std::error::Error;
 use std::fmt;
 use std::ops::Deref;
-
-use super::answer::Pause;
 
 /// An error returned by a node. Wraps the node's own error; get it back with
 /// [`NodeError::downcast_ref`], or use it as a `&dyn Error` (it dereferences to one).
@@ -122,58 +120,5 @@ impl fmt::Debug for NodeError {
 impl fmt::Display for NodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.inner, f)
-    }
-}
-
-/// What a [`NodeContext`](super::NodeContext) call fails with: the node paused at
-/// an interrupt (propagate it with `?`, and the run pauses), or a value did not
-/// serialize.
-///
-/// It is a plain error type, so `?` converts it into whatever the node returns: a
-/// [`NodeError`], a `Box<dyn Error + Send + Sync>`, an `anyhow::Error`, or an error
-/// type of one's own with a variant for it (thiserror's `#[from] ContextError` or
-/// `#[error(transparent)]`). The pause is found through the error's sources, so keep
-/// it as the variant's source rather than turning it into a message.
-#[derive(Debug)]
-pub struct ContextError {
-    kind: Kind,
-}
-
-// Boxed: the error is returned by value from every `interrupt` call.
-#[derive(Debug)]
-enum Kind {
-    Paused(Box<Pause>),
-    Unserializable(String),
-}
-
-impl ContextError {
-    pub(super) fn paused(pause: Pause) -> Self {
-        Self {
-            kind: Kind::Paused(Box::new(pause)),
-        }
-    }
-
-    pub(super) fn unserializable(message: String) -> Self {
-        Self {
-            kind: Kind::Unserializable(message),
-        }
-    }
-}
-
-impl fmt::Display for ContextError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            Kind::Paused(pause) => write!(f, "node `{}` paused", pause.interrupt.node),
-            Kind::Unserializable(message) => f.write_str(message),
-        }
-    }
-}
-
-impl Error for ContextError {
-    fn source(&self) -> Option<&(dyn Error + 'static)> {
-        match &self.kind {
-            Kind::Paused(pause) => Some(&**pause),
-            Kind::Unserializable(_) => None,
-        }
     }
 }

@@ -18,11 +18,11 @@ mod payload;
 mod send;
 
 pub use crate::future::BoxFuture;
-pub use context::NodeContext;
+pub use context::{ContextError, NodeContext};
 pub use control::{Command, IntoGoto, Resume, Route};
 pub(crate) use def::{AsyncRunner, Runner, SyncRunner, TaskInput};
 pub use def::{Node, NodeDef, NodeHandle};
-pub use error::{ContextError, NodeError};
+pub use error::NodeError;
 pub use interrupt::Interrupt;
 pub(crate) use interrupt::interrupt_id;
 pub use naming::{NamedNode, NodeRef};
