@@ -34,7 +34,7 @@ pub(crate) fn redacted(url: &str) -> String {
 }
 
 /// Host, port, database and user of a connection config, for messages.
-fn describe_target(pg: &tokio_postgres::Config) -> String {
+pub(crate) fn describe_target(pg: &tokio_postgres::Config) -> String {
     use tokio_postgres::config::Host;
     let hosts: Vec<String> = pg
         .get_hosts()
@@ -76,7 +76,7 @@ fn valid_schema(name: &str) -> bool {
 
 /// The connection settings of `url`, with the options' CA and connect timeout: the
 /// config, its TLS and the deadline of each network step.
-fn parse(
+pub(crate) fn parse(
     url: &str,
     options: &PostgresOptions,
 ) -> Result<(tokio_postgres::Config, Tls, std::time::Duration), Failure> {

@@ -150,6 +150,7 @@ mod cache;
 mod connect;
 mod error;
 mod lock;
+mod probe;
 mod saver;
 mod schema;
 mod session;
@@ -158,6 +159,7 @@ mod threads;
 mod tls;
 
 pub use error::PostgresError;
+pub use probe::tables_exist;
 pub use saver::{PostgresOptions, PostgresSaver};
 pub use schema::TABLE_VERSION;
 

@@ -91,7 +91,7 @@ impl Target {
             }),
             #[cfg(feature = "postgres")]
             Target::Postgres { url, schema } => {
-                if !has_postgres_tables(url, schema.as_deref(), &self.to_string()).await? {
+                if !has_postgres_tables(url, schema.as_deref()).await? {
                     return Err(CliError::NoTables {
                         target: self.to_string(),
                     });
@@ -111,75 +111,31 @@ impl Target {
 
 /// Whether the saver's tables exist in the database (in `schema`, or on the
 /// connection's search path), checked before the saver connects, which would create
-/// them. A URL that does not parse or a server that refuses counts as having them:
-/// the saver's own connection then fails with its clearer message. A server that does
-/// not answer within the connect timeout (the URL's `connect_timeout`, else 10 s) is
+/// them. The check connects as the saver does (the URL's `sslmode` and CA included).
+/// A URL that does not parse or a server that refuses counts as having them: the
+/// saver's own connection then fails with its message. A server that does not answer
+/// within the connect timeout (the URL's `connect_timeout`, else 10 s) is
 /// [`CliError::BadUrl`] naming the step, rather than a second wait in the saver.
 #[cfg(feature = "postgres")]
-async fn has_postgres_tables(
-    url: &str,
-    schema: Option<&str>,
-    shown: &str,
-) -> Result<bool, CliError> {
-    let Ok(mut config) = url.parse::<tokio_postgres::Config>() else {
-        return Ok(true);
-    };
-    let deadline = match config.get_connect_timeout() {
-        Some(t) if !t.is_zero() => *t,
-        _ => std::time::Duration::from_secs(10),
-    };
-    config.connect_timeout(deadline);
-    let timed_out = |step: &str| CliError::BadUrl {
-        source: CheckpointError::Storage {
-            saver: "postgres",
-            operation: "connect",
-            source: Box::new(PostgresError::Timeout {
-                step: step.to_string(),
-                target: shown.to_string(),
-                after: deadline,
-            }),
-        },
-    };
-    let connected = tokio::time::timeout(deadline, config.connect(tokio_postgres::NoTls))
-        .await
-        .map_err(|_| timed_out("opening a connection (TCP connect and startup handshake)"))?;
-    let Ok((client, connection)) = connected else {
-        return Ok(true);
-    };
-    let driver = tokio::spawn(connection);
-    let query = async {
-        match schema {
-            Some(schema) => {
-                client
-                    .query_one(
-                        "SELECT EXISTS (SELECT 1 FROM information_schema.tables
-                         WHERE table_schema = $1 AND table_name = 'stategraph_checkpoints')",
-                        &[&schema],
-                    )
-                    .await
-            }
-            None => {
-                client
-                    .query_one(
-                        "SELECT to_regclass('stategraph_checkpoints') IS NOT NULL",
-                        &[],
-                    )
-                    .await
-            }
-        }
-    };
-    let found = tokio::time::timeout(deadline, query).await;
-    drop(client);
-    match found {
-        Ok(found) => {
-            let _ = driver.await;
-            Ok(found.map_or(true, |row| row.get::<_, bool>(0)))
-        }
-        Err(_) => {
-            driver.abort();
-            Err(timed_out("looking for the saver's tables"))
-        }
+async fn has_postgres_tables(url: &str, schema: Option<&str>) -> Result<bool, CliError> {
+    let mut options = stategraph_postgres::PostgresOptions::new();
+    if let Some(schema) = schema {
+        options = options.schema(schema);
     }
+    match stategraph_postgres::tables_exist(url, &options).await {
+        Ok(found) => Ok(found),
+        Err(e) if is_timeout(&e) => Err(CliError::BadUrl { source: e }),
+        Err(_) => Ok(true),
+    }
+}
+
+#[cfg(feature = "postgres")]
+fn is_timeout(e: &CheckpointError) -> bool {
+    matches!(
+        e,
+        CheckpointError::Storage { source, .. }
+            if matches!(source.downcast_ref::<PostgresError>(), Some(PostgresError::Timeout { .. }))
+    )
 }
 
 /// Refuses a path that is not an existing SQLite file holding a saver's tables,

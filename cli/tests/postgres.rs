@@ -135,3 +135,48 @@ async fn a_schema_without_tables_is_exit_3_and_is_not_created() {
         .get(0);
     assert!(!exists, "inspecting created schema {schema}");
 }
+
+/// The same over TLS (`sslmode=verify-full` with the server's CA): the check for the
+/// tables connects as the saver does, so it still refuses rather than letting the
+/// saver create them. Runs where the server has TLS (`STATEGRAPH_POSTGRES_TLS_CA`, as
+/// `.ci/run` sets it).
+#[tokio::test]
+async fn over_tls_a_schema_without_tables_is_still_refused() {
+    let Some(url) = server() else { return };
+    let Some(ca) = std::env::var("STATEGRAPH_POSTGRES_TLS_CA")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "STATEGRAPH_POSTGRES_TLS_CA is not set, and CI=true requires the TLS tests to run"
+        );
+        eprintln!(
+            "notice: cli TLS test skipped: set STATEGRAPH_POSTGRES_TLS_CA to the server's CA"
+        );
+        return;
+    };
+    let schema = format!("cli_missing_tls_{}", new_checkpoint_id());
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let tls_url = format!("{url}{sep}sslmode=verify-full&sslrootcert={ca}");
+    let err = stategraph(&["--url", &tls_url, "--schema", &schema, "threads"])
+        .fails(i32::from(exit::MISSING_DATABASE))
+        .to_string();
+    assert!(
+        err.contains("has no stategraph tables") && err.contains(&schema),
+        "{err}"
+    );
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let exists: bool = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.schemata WHERE schema_name = $1)",
+            &[&schema],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(!exists, "inspecting over TLS created schema {schema}");
+}

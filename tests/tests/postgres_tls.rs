@@ -288,3 +288,42 @@ async fn require_against_a_server_without_tls_fails_saying_so_and_prefer_goes_pl
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn tables_exist_looks_over_tls_and_creates_nothing() {
+    let Some((base, ca)) = servers::postgres_tls(module_path!()) else {
+        return;
+    };
+    let url = servers::with_params(&base, &[("sslmode", "verify-full"), ("sslrootcert", &ca)]);
+    let schema = servers::fresh_schema("tls_probe");
+    let options = PostgresOptions::new().schema(schema.clone());
+    // Twice: looking must not create the tables.
+    for _ in 0..2 {
+        let found = stategraph_postgres::tables_exist(&url, &options)
+            .await
+            .unwrap_or_else(|e| panic!("{e}: {e:?}"));
+        assert!(!found, "no saver has used schema {schema}");
+    }
+    let saver = PostgresSaver::connect_with(&url, options.clone())
+        .await
+        .unwrap_or_else(|e| panic!("{e}: {e:?}"));
+    drop(saver);
+    assert!(
+        stategraph_postgres::tables_exist(&url, &options)
+            .await
+            .unwrap()
+    );
+    // A CA that did not sign the server's certificate is refused here too.
+    let other = PostgresOptions::new()
+        .schema(schema.clone())
+        .ca_pem(OTHER_CA);
+    let strict = servers::with_params(&base, &[("sslmode", "verify-ca")]);
+    assert!(
+        stategraph_postgres::tables_exist(&strict, &other)
+            .await
+            .is_err()
+    );
+    tokio::task::spawn_blocking(move || servers::drop_schema(&base, &schema))
+        .await
+        .unwrap();
+}
