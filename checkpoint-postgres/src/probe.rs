@@ -27,15 +27,18 @@ async fn probe(url: &str, options: &PostgresOptions) -> Result<bool, Failure> {
     }
     let (pg, tls, deadline) = parse(url, options)?;
     let target = describe_target(&pg);
-    let step = || "looking for the saver's tables".to_string();
-    within(deadline, step, &target, async {
-        let (client, connection) = pg
-            .connect(tls.connector.clone())
+    let opening = || "opening a connection (TCP connect and startup handshake)".to_string();
+    let (client, connection) = within(deadline, opening, &target, async {
+        pg.connect(tls.connector.clone())
             .await
-            .map_err(|e| tls::connect_failure(&target, tls.mode, &e))?;
-        let driver = tokio::spawn(async move {
-            let _ = connection.await;
-        });
+            .map_err(|e| tls::connect_failure(&target, tls.mode, &e).into())
+    })
+    .await?;
+    let driver = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let looking = || "looking for the saver's tables".to_string();
+    let found = within(deadline, looking, &target, async {
         let row = match &options.schema {
             Some(schema) => {
                 client
@@ -55,9 +58,14 @@ async fn probe(url: &str, options: &PostgresOptions) -> Result<bool, Failure> {
                     .await?
             }
         };
-        drop(client);
-        let _ = driver.await;
         Ok(row.try_get::<_, bool>(0)?)
     })
-    .await
+    .await;
+    drop(client);
+    if found.is_ok() {
+        let _ = driver.await;
+    } else {
+        driver.abort();
+    }
+    found
 }
