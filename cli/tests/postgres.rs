@@ -110,6 +110,22 @@ async fn inspects_and_deletes_threads_in_a_postgres_schema() {
     cli(&["delete", "ticket-open", "--yes"]).ok();
 }
 
+/// Whether `schema` exists in the database at `url`.
+async fn schema_exists(url: &str, schema: &str) -> bool {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.schemata WHERE schema_name = $1)",
+            &[&schema],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
 #[tokio::test]
 async fn a_schema_without_tables_is_exit_3_and_is_not_created() {
     let Some(url) = server() else { return };
@@ -121,18 +137,7 @@ async fn a_schema_without_tables_is_exit_3_and_is_not_created() {
         err.contains("has no stategraph tables") && err.contains(&schema),
         "{err}"
     );
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    let exists: bool = client
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM information_schema.schemata WHERE schema_name = $1)",
-            &[&schema],
-        )
-        .await
-        .unwrap()
-        .get(0);
+    let exists = schema_exists(&url, &schema).await;
     assert!(!exists, "inspecting created schema {schema}");
 }
 
@@ -166,17 +171,6 @@ async fn over_tls_a_schema_without_tables_is_still_refused() {
         err.contains("has no stategraph tables") && err.contains(&schema),
         "{err}"
     );
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    let exists: bool = client
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM information_schema.schemata WHERE schema_name = $1)",
-            &[&schema],
-        )
-        .await
-        .unwrap()
-        .get(0);
+    let exists = schema_exists(&url, &schema).await;
     assert!(!exists, "inspecting over TLS created schema {schema}");
 }

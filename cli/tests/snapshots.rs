@@ -108,33 +108,8 @@ fn snapshot_path(name: &str) -> PathBuf {
 
 /// Compares `actual` with the stored snapshot, or stores it when `STATEGRAPH_BLESS=1`.
 fn check_snapshot(name: &str, actual: &str) {
-    let path = snapshot_path(name);
-    if std::env::var("STATEGRAPH_BLESS").as_deref() == Ok("1") {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "no snapshot at {}: {e}; run with STATEGRAPH_BLESS=1 to create it",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let at = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(want, got)| want != got)
-            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "snapshot `{name}` differs from {} at line {}:\n  expected: {:?}\n  actual:   {:?}\n\
-             --- actual output ---\n{actual}",
-            path.display(),
-            at + 1,
-            expected.lines().nth(at),
-            actual.lines().nth(at),
-        );
-    }
+    let what = format!("snapshot `{name}`");
+    stategraph_tests::golden::compare_or_bless(&snapshot_path(name), &what, actual);
 }
 
 /// Runs `args` at [`WIDTH`] columns, asserts every line fits, and returns the output.

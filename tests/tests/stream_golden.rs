@@ -242,33 +242,8 @@ fn golden_path(name: &str) -> PathBuf {
 
 /// Compares `actual` with the stored trace, or stores it when `STATEGRAPH_BLESS=1`.
 fn check_golden(name: &str, actual: &str) {
-    let path = golden_path(name);
-    if std::env::var("STATEGRAPH_BLESS").as_deref() == Ok("1") {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "no golden trace at {}: {e}; run with STATEGRAPH_BLESS=1 to create it",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let at = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(want, got)| want != got)
-            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "trace `{name}` differs from {} at line {}:\n  expected: {:?}\n  actual:   {:?}\n\
-             --- actual trace ---\n{actual}",
-            path.display(),
-            at + 1,
-            expected.lines().nth(at),
-            actual.lines().nth(at),
-        );
-    }
+    let what = format!("trace `{name}`");
+    stategraph_tests::golden::compare_or_bless(&golden_path(name), &what, actual);
 }
 
 fn saver() -> CompileOptions {
