@@ -1,12 +1,10 @@
 //! Whole-thread operations: listing threads, deleting, copying and pruning them.
 
-use std::collections::BTreeMap;
-
 use deadpool_postgres::Client;
 use stategraph::checkpoint::record::{
     LatestStep, LatestTs, Place, THREAD_TABLES, THREADS_SQL, checkpoint_what,
 };
-use stategraph::checkpoint::{ThreadInfo, needed_ranges};
+use stategraph::checkpoint::{NeededVersions, ThreadInfo};
 
 use crate::store::{Result, decode, decode_checkpoint, read_tx};
 
@@ -140,7 +138,7 @@ pub(crate) async fn prune(
         .await?;
 
         // Per channel, the version ranges the kept checkpoints restore from.
-        let mut needed: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+        let mut needed = NeededVersions::new();
         let rows = tx
             .query(
                 "SELECT checkpoint_id, checkpoint FROM stategraph_checkpoints
@@ -151,20 +149,8 @@ pub(crate) async fn prune(
         for row in &rows {
             let id: String = row.try_get(0)?;
             let checkpoint = decode_checkpoint(row, 1, limit, &checkpoint_what(&id, place))?;
-            for (channel, from, to) in needed_ranges(&checkpoint) {
-                needed.entry(channel).or_default().push((from, to));
-            }
+            needed.add(&checkpoint);
         }
-        for ranges in needed.values_mut() {
-            *ranges = merged(std::mem::take(ranges));
-        }
-        let is_needed = |channel: &str, version: i64| {
-            let (Ok(version), Some(ranges)) = (u64::try_from(version), needed.get(channel)) else {
-                return false;
-            };
-            let after = ranges.partition_point(|&(from, _)| from <= version);
-            after > 0 && version <= ranges[after - 1].1
-        };
         let rows = tx
             .query(
                 "SELECT channel, version FROM stategraph_values
@@ -176,7 +162,7 @@ pub(crate) async fn prune(
         for row in &rows {
             let channel: String = row.try_get(0)?;
             let version: i64 = row.try_get(1)?;
-            if !is_needed(&channel, version) {
+            if !needed.contains(&channel, version) {
                 channels.push(channel);
                 versions.push(version);
             }
@@ -194,31 +180,4 @@ pub(crate) async fn prune(
     }
     tx.commit().await?;
     Ok(())
-}
-
-/// Sorted, disjoint ranges covering the same versions as `ranges`.
-fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    ranges.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-    for (from, to) in ranges {
-        match out.last_mut() {
-            Some(last) if from <= last.1.saturating_add(1) => last.1 = last.1.max(to),
-            _ => out.push((from, to)),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::merged;
-
-    #[test]
-    fn merged_ranges_are_sorted_and_disjoint() {
-        assert_eq!(
-            merged(vec![(5, 7), (1, 2), (3, 3), (6, 9), (12, 12)]),
-            [(1, 3), (5, 9), (12, 12)]
-        );
-        assert!(merged(Vec::new()).is_empty());
-    }
 }

@@ -1,12 +1,10 @@
 //! Whole-thread operations: listing threads, deleting, copying and pruning them.
 
-use std::collections::BTreeMap;
-
 use rusqlite::Connection;
 use stategraph::checkpoint::record::{
     LatestStep, LatestTs, Place, THREAD_TABLES, THREADS_SQL, checkpoint_what,
 };
-use stategraph::checkpoint::{ThreadInfo, needed_ranges};
+use stategraph::checkpoint::{NeededVersions, ThreadInfo};
 
 use crate::store::{Result, decode, decode_checkpoint, read_tx, write_tx};
 
@@ -132,7 +130,7 @@ pub(crate) fn prune(
         )?;
 
         // Per channel, the version ranges the kept checkpoints restore from.
-        let mut needed: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+        let mut needed = NeededVersions::new();
         {
             let mut stmt = tx.prepare(
                 "SELECT checkpoint_id, checkpoint FROM stategraph_checkpoints
@@ -142,21 +140,9 @@ pub(crate) fn prune(
             while let Some(row) = rows.next()? {
                 let id: String = row.get(0)?;
                 let checkpoint = decode_checkpoint(row, 1, limit, &checkpoint_what(&id, place))?;
-                for (channel, from, to) in needed_ranges(&checkpoint) {
-                    needed.entry(channel).or_default().push((from, to));
-                }
+                needed.add(&checkpoint);
             }
         }
-        for ranges in needed.values_mut() {
-            *ranges = merged(std::mem::take(ranges));
-        }
-        let is_needed = |channel: &str, version: i64| {
-            let (Ok(version), Some(ranges)) = (u64::try_from(version), needed.get(channel)) else {
-                return false;
-            };
-            let after = ranges.partition_point(|&(from, _)| from <= version);
-            after > 0 && version <= ranges[after - 1].1
-        };
         let stored: Vec<(String, i64)> = tx
             .prepare(
                 "SELECT channel, version FROM stategraph_values
@@ -169,45 +155,11 @@ pub(crate) fn prune(
              WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND channel = ?3 AND version = ?4",
         )?;
         for (channel, version) in stored {
-            if !is_needed(&channel, version) {
+            if !needed.contains(&channel, version) {
                 delete.execute((thread_id, ns, &channel, version))?;
             }
         }
     }
     tx.commit()?;
     Ok(())
-}
-
-/// Sorted, disjoint ranges covering the same versions as `ranges`.
-fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    ranges.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-    for (from, to) in ranges {
-        match out.last_mut() {
-            Some(last) if from <= last.1.saturating_add(1) => last.1 = last.1.max(to),
-            _ => out.push((from, to)),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::merged;
-
-    #[test]
-    fn merged_ranges_are_sorted_and_disjoint() {
-        assert_eq!(
-            merged(vec![
-                (5, 7),
-                (1, 2),
-                (3, 3),
-                (6, 9),
-                (12, 12),
-                (u64::MAX, u64::MAX)
-            ]),
-            [(1, 3), (5, 9), (12, 12), (u64::MAX, u64::MAX)]
-        );
-        assert!(merged(Vec::new()).is_empty());
-    }
 }

@@ -5,6 +5,7 @@ mod by_id;
 mod error;
 mod lock;
 mod memory;
+mod needed;
 pub mod record;
 mod saver;
 mod types;
@@ -14,6 +15,7 @@ pub mod writes;
 pub use error::{CheckpointError, SaverResult};
 pub use lock::{LocalThreadLocks, ThreadLock};
 pub use memory::{InMemorySaver, needed_ranges, needed_values};
+pub use needed::NeededVersions;
 pub use saver::CheckpointSaver;
 pub use types::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,
