@@ -310,6 +310,18 @@ impl CheckpointSaver for PostgresSaver {
         })
     }
 
+    fn list_namespaces<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, SaverResult<Vec<String>>> {
+        Box::pin(async move {
+            let mut client = self.op_client("list_namespaces").await?;
+            threads::list_namespaces(&mut client, thread_id)
+                .await
+                .map_err(|f| f.during("list_namespaces"))
+        })
+    }
+
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let mut client = self.op_client("delete_thread").await?;

@@ -8,6 +8,23 @@ use stategraph::checkpoint::{NeededVersions, ThreadInfo};
 
 use crate::store::{Result, decode, decode_checkpoint, read_tx};
 
+/// The thread's namespaces that hold checkpoints, sorted.
+pub(crate) async fn list_namespaces(client: &mut Client, thread_id: &str) -> Result<Vec<String>> {
+    let tx = read_tx(client).await?;
+    let stmt = tx
+        .prepare_cached(
+            "SELECT DISTINCT checkpoint_ns FROM stategraph_checkpoints
+             WHERE thread_id = $1 ORDER BY checkpoint_ns",
+        )
+        .await?;
+    let rows = tx.query(&stmt, &[&thread_id]).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        out.push(row.try_get::<_, String>(0)?);
+    }
+    Ok(out)
+}
+
 pub(crate) async fn list_threads(client: &mut Client, limit: usize) -> Result<Vec<ThreadInfo>> {
     let tx = read_tx(client).await?;
     let stmt = tx.prepare_cached(THREADS_SQL).await?;

@@ -361,6 +361,16 @@ impl CheckpointSaver for SqliteSaver {
         self.run("list_threads", threads::list_threads)
     }
 
+    fn list_namespaces<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, SaverResult<Vec<String>>> {
+        let thread_id = thread_id.to_string();
+        self.run("list_namespaces", move |conn, _| {
+            threads::list_namespaces(conn, &thread_id)
+        })
+    }
+
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         let thread_id = thread_id.to_string();
         let db = self.lock_base.clone();

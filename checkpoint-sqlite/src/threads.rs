@@ -8,6 +8,18 @@ use stategraph::checkpoint::{NeededVersions, ThreadInfo};
 
 use crate::store::{Result, decode, decode_checkpoint, read_tx, write_tx};
 
+/// The thread's namespaces that hold checkpoints, sorted.
+pub(crate) fn list_namespaces(conn: &mut Connection, thread_id: &str) -> Result<Vec<String>> {
+    let tx = read_tx(conn)?;
+    let mut stmt = tx.prepare_cached(
+        "SELECT DISTINCT checkpoint_ns FROM stategraph_checkpoints
+         WHERE thread_id = ?1 ORDER BY checkpoint_ns",
+    )?;
+    let rows = stmt.query_map([thread_id], |row| row.get::<_, String>(0))?;
+    let out = rows.collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(out)
+}
+
 pub(crate) fn list_threads(conn: &mut Connection, limit: usize) -> Result<Vec<ThreadInfo>> {
     let tx = read_tx(conn)?;
     let mut out: Vec<ThreadInfo> = Vec::new();

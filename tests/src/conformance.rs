@@ -3,8 +3,10 @@
 //! Call [`run_all`] with a saver; each check uses its own thread ids (prefixed by a
 //! fresh random tag), so a shared database can run it repeatedly.
 
+mod namespaces;
 mod order;
 
+pub use namespaces::namespaces;
 pub use order::{list_order_before_limit, order_follows_the_chain_not_the_clock};
 
 use std::collections::BTreeMap;
@@ -103,6 +105,7 @@ pub async fn run_all(saver: &dyn CheckpointSaver) {
     copy_thread(saver).await;
     prune(saver).await;
     thread_locks(saver).await;
+    namespaces(saver).await;
 }
 
 /// Unknown threads and ids give `None` and empty lists, never errors.

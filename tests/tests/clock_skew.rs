@@ -154,6 +154,13 @@ impl<S: CheckpointSaver> CheckpointSaver for AheadClock<S> {
         self.inner.list_threads()
     }
 
+    fn list_namespaces<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, SaverResult<Vec<String>>> {
+        self.inner.list_namespaces(thread_id)
+    }
+
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         self.inner.delete_thread(thread_id)
     }

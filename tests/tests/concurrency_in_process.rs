@@ -166,6 +166,12 @@ mod slow {
         fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
             self.0.list_threads()
         }
+        fn list_namespaces<'a>(
+            &'a self,
+            thread_id: &'a str,
+        ) -> BoxFuture<'a, SaverResult<Vec<String>>> {
+            self.0.list_namespaces(thread_id)
+        }
         fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
             self.0.delete_thread(thread_id)
         }

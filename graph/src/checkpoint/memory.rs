@@ -420,6 +420,27 @@ impl CheckpointSaver for InMemorySaver {
         })
     }
 
+    fn list_namespaces<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, SaverResult<Vec<String>>> {
+        Box::pin(async move {
+            let threads = self.lock();
+            let mut out: Vec<String> = threads
+                .get(thread_id)
+                .map(|namespaces| {
+                    namespaces
+                        .iter()
+                        .filter(|(_, ns)| ns.checkpoints.last_key_value().is_some())
+                        .map(|(name, _)| name.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            out.sort();
+            Ok(out)
+        })
+    }
+
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             self.lock().remove(thread_id);

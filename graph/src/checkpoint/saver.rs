@@ -106,6 +106,12 @@ pub trait CheckpointSaver: Send + Sync + 'static {
     /// tools can list a store's threads cheaply.
     fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>>;
 
+    /// The namespaces of the thread that hold checkpoints, sorted: `""` for the root
+    /// graph, then subgraphs' paths (`node:task`, nested levels joined by `|`). Empty
+    /// for an unknown thread.
+    fn list_namespaces<'a>(&'a self, thread_id: &'a str)
+    -> BoxFuture<'a, SaverResult<Vec<String>>>;
+
     /// Removes every checkpoint, write and value of the thread; a no-op for an unknown
     /// thread.
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>>;
