@@ -6,31 +6,11 @@ use crate::cache::CachePolicy;
 use crate::node::PayloadCodec;
 use crate::node::{
     End, Goto, Node, NodeContext, NodeDef, NodeError, NodeHandle, NodeReturn, Route, Runner, Start,
-    TaskInput,
+    SubgraphHandle, TaskInput,
 };
 use crate::retry::RetryPolicy;
+pub use crate::shape::Endpoint;
 use crate::state::{ChannelKey, GraphState};
-
-/// One end of an edge.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Endpoint {
-    /// The graph's entry.
-    Start,
-    /// The graph's exit.
-    End,
-    /// A node, by name.
-    Node(Arc<str>),
-}
-
-impl std::fmt::Display for Endpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Endpoint::Start => f.write_str("START"),
-            Endpoint::End => f.write_str("END"),
-            Endpoint::Node(n) => f.write_str(n),
-        }
-    }
-}
 
 /// One edge source: `START` or a node.
 #[diagnostic::on_unimplemented(
@@ -90,6 +70,18 @@ impl<S: GraphState> IntoTarget<S> for NodeHandle<S, S> {
         Endpoint::Node(Arc::from(self.name()))
     }
 }
+impl<S: GraphState, C: GraphState> IntoTarget<S> for SubgraphHandle<S, C> {
+    fn into_target(self) -> Endpoint {
+        Endpoint::Node(Arc::from(self.name()))
+    }
+}
+
+impl<S: GraphState, C: GraphState> IntoTarget<S> for &SubgraphHandle<S, C> {
+    fn into_target(self) -> Endpoint {
+        Endpoint::Node(Arc::from(self.name()))
+    }
+}
+
 impl<S: GraphState> IntoTarget<S> for &NodeHandle<S, S> {
     fn into_target(self) -> Endpoint {
         Endpoint::Node(Arc::from(self.name()))
@@ -118,6 +110,16 @@ impl<S, I> NodeName<S> for NodeHandle<S, I> {
     }
 }
 impl<S, I> NodeName<S> for &NodeHandle<S, I> {
+    fn endpoint(&self) -> Endpoint {
+        Endpoint::Node(Arc::from(self.name()))
+    }
+}
+impl<S, C: GraphState> NodeName<S> for SubgraphHandle<S, C> {
+    fn endpoint(&self) -> Endpoint {
+        Endpoint::Node(Arc::from(self.name()))
+    }
+}
+impl<S, C: GraphState> NodeName<S> for &SubgraphHandle<S, C> {
     fn endpoint(&self) -> Endpoint {
         Endpoint::Node(Arc::from(self.name()))
     }
@@ -156,6 +158,8 @@ single_node_impls! {
     NodeDef<S, I> => [S: GraphState, I],
     NodeHandle<S, I> => [S, I],
     &NodeHandle<S, I> => [S, I],
+    SubgraphHandle<S, C> => [S, C: GraphState],
+    &SubgraphHandle<S, C> => [S, C: GraphState],
 }
 
 impl<S, const N: usize> IntoDeclared<S> for [End; N] {
@@ -197,6 +201,8 @@ pub(crate) struct NodeSpec<S: GraphState> {
     pub(crate) payload_codec: Option<PayloadCodec>,
     /// Declared reads (channel indices); `None`: every channel.
     pub(crate) reads: Option<&'static [usize]>,
+    /// The graph this node runs, when it is a subgraph.
+    pub(crate) child: Option<Arc<dyn crate::shape::ChildGraph>>,
 }
 
 pub(crate) struct BranchSpec<S> {
@@ -281,6 +287,7 @@ impl<S: GraphState> StateGraph<S> {
             takes_state,
             payload_codec,
             reads,
+            child: None,
         });
         self
     }
@@ -353,6 +360,7 @@ impl<S: GraphState> StateGraph<S> {
             takes_state: true,
             payload_codec: None,
             reads: None,
+            child: None,
         });
         NodeHandle::new(name)
     }

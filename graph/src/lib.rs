@@ -18,8 +18,10 @@ mod mermaid;
 pub mod node;
 pub mod retry;
 pub mod runtime;
+mod shape;
 pub mod state;
 pub mod stream;
+pub mod subgraph;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -36,7 +38,7 @@ pub use compile::{BuildError, BuildProblem, CompileOptions, CompiledGraph, Migra
 pub use node::{
     BoxFuture, Command, ContextError, END, End, Goto, Interrupt, IntoGoto, NamedNode, Node,
     NodeContext, NodeDef, NodeError, NodeHandle, NodeOutput, NodeRef, NodeResult, NodeReturn,
-    Resume, Route, START, Start,
+    Resume, Route, START, Start, SubgraphHandle,
 };
 pub use node::{IntoPayload, Send};
 pub use retry::RetryPolicy;
@@ -52,6 +54,7 @@ pub use state::{
     WithReducer, Write,
 };
 pub use stream::{DebugKind, RunStream, StreamEvent, StreamMode};
+pub use subgraph::{Subgraph, SubgraphCheckpoints, SubgraphError};
 
 /// The names most programs need: `use stategraph::prelude::*;`.
 ///
@@ -70,6 +73,7 @@ pub mod prelude {
         Role, StateUpdate, ToolCall, Write,
     };
     pub use crate::stream::{StreamEvent, StreamMode};
+    pub use crate::subgraph::{Subgraph, SubgraphCheckpoints};
     pub use stategraph_macros::{GraphState, node};
 }
 

@@ -2,38 +2,115 @@
 
 use std::fmt::Write as _;
 
-use crate::builder::Endpoint;
+use std::sync::Arc;
+
 use crate::compile::CompiledGraph;
+use crate::shape::{ChildGraph, Endpoint, Topology};
 use crate::state::GraphState;
 
-fn id(e: &Endpoint) -> String {
-    match e {
+/// A node's id inside the block of subgraph `prefix` (`""` at the top).
+fn id(prefix: &str, e: &Endpoint) -> String {
+    let local = match e {
         Endpoint::Start => "__start__".into(),
         Endpoint::End => "__end__".into(),
         Endpoint::Node(n) => n.to_string(),
+    };
+    if prefix.is_empty() {
+        local
+    } else {
+        format!("{prefix}__{local}")
+    }
+}
+
+/// Draws one graph: its nodes into `nodes`, its edges into `edges`. A subgraph node
+/// becomes a `subgraph` block holding its child's graph (ids prefixed with the
+/// block's, edges inside the block), recursively.
+fn body(
+    nodes: &mut String,
+    edges: &mut String,
+    prefix: &str,
+    t: &Topology,
+    children: &[(Arc<str>, Arc<dyn ChildGraph>)],
+    indent: &str,
+) {
+    if !prefix.is_empty() {
+        let _ = writeln!(
+            nodes,
+            "{indent}{}([start]):::first",
+            id(prefix, &Endpoint::Start)
+        );
+    }
+    for n in &t.nodes {
+        let node_id = id(prefix, &Endpoint::Node(n.clone()));
+        match children.iter().find(|(name, _)| name == n) {
+            Some((_, child)) => {
+                let inner = format!("{indent}\t");
+                let _ = writeln!(nodes, "{indent}subgraph {node_id} [{n}]");
+                let mut child_edges = String::new();
+                body(
+                    nodes,
+                    &mut child_edges,
+                    &node_id,
+                    child.topology(),
+                    &child.children(),
+                    &inner,
+                );
+                nodes.push_str(&child_edges);
+                let _ = writeln!(nodes, "{indent}end");
+            }
+            None => {
+                let _ = writeln!(nodes, "{indent}{node_id}({n})");
+            }
+        }
+    }
+    if !prefix.is_empty() {
+        let _ = writeln!(
+            nodes,
+            "{indent}{}([end]):::last",
+            id(prefix, &Endpoint::End)
+        );
+    }
+    for (sources, target) in &t.edges {
+        let from: Vec<String> = sources.iter().map(|e| id(prefix, e)).collect();
+        let _ = writeln!(
+            edges,
+            "{indent}{} --> {};",
+            from.join(" & "),
+            id(prefix, target)
+        );
+    }
+    for (source, declared) in &t.branches {
+        for target in declared {
+            let _ = writeln!(
+                edges,
+                "{indent}{} -.-> {};",
+                id(prefix, source),
+                id(prefix, target)
+            );
+        }
     }
 }
 
 impl<S: GraphState> CompiledGraph<S> {
     /// The graph as a Mermaid flowchart: plain edges solid, conditional edges dashed to
-    /// each declared target, joins as `a & b --> c`.
+    /// each declared target, joins as `a & b --> c`. A subgraph node is a `subgraph`
+    /// block drawing its child graph inside (LangGraph's `xray`), its nodes' ids
+    /// prefixed with the block's (`research__search`); edges to the node go to the
+    /// block.
     pub fn draw_mermaid(&self) -> String {
-        let t = &self.graph.topology;
+        let g = &self.graph;
         let mut out = String::from("graph TD;\n");
         out.push_str("\t__start__([START]):::first\n");
-        for n in &t.nodes {
-            let _ = writeln!(out, "\t{n}({n})");
-        }
+        let children: Vec<(Arc<str>, Arc<dyn ChildGraph>)> = g
+            .nodes
+            .iter()
+            .filter_map(|n| n.child.clone().map(|c| (n.name.clone(), c)))
+            .collect();
+        let (mut nodes, mut edges) = (String::new(), String::new());
+        body(&mut nodes, &mut edges, "", &g.topology, &children, "\t");
+        out.push_str(&nodes);
         out.push_str("\t__end__([END]):::last\n");
-        for (sources, target) in &t.edges {
-            let from: Vec<String> = sources.iter().map(id).collect();
-            let _ = writeln!(out, "\t{} --> {};", from.join(" & "), id(target));
-        }
-        for (source, declared) in &t.branches {
-            for target in declared {
-                let _ = writeln!(out, "\t{} -.-> {};", id(source), id(target));
-            }
-        }
+        out.push_str(&edges);
         out.push_str("\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n");
         out
     }

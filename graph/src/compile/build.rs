@@ -4,9 +4,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::error::{BuildError, BuildProblem};
-use super::graph::{Branch, CompiledGraph, CompiledNode, Graph, Join, Topology};
+use super::graph::{Branch, CompiledGraph, CompiledNode, Graph, Join};
 use super::options::CompileOptions;
 use crate::builder::{Endpoint, StateGraph};
+use crate::shape::Topology;
 use crate::state::GraphState;
 
 impl<S: GraphState> StateGraph<S> {
@@ -86,6 +87,7 @@ pub(crate) fn compile<S: GraphState>(
             reads: n
                 .reads
                 .map_or_else(|| (0..S::CHANNELS.len()).collect(), <[usize]>::to_vec),
+            child: n.child.clone(),
         });
     }
     let mut declared: HashMap<usize, Vec<usize>> = HashMap::new();
@@ -282,6 +284,7 @@ pub(crate) fn compile<S: GraphState>(
             .map(|b| (b.source.clone(), b.declared.clone()))
             .collect(),
     };
+    let has_subgraphs = nodes.iter().any(|n| n.child.is_some());
     Ok(CompiledGraph {
         graph: Arc::new(Graph {
             nodes,
@@ -298,6 +301,7 @@ pub(crate) fn compile<S: GraphState>(
             version: Arc::from(version),
             schema_version: Arc::from(S::SCHEMA_VERSION),
             save_batch_hint: std::sync::atomic::AtomicUsize::new(0),
+            has_subgraphs,
         }),
     })
 }

@@ -5,11 +5,13 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::options::Migration;
-use crate::builder::{Endpoint, Router};
+use crate::builder::Router;
 use crate::cache::{CachePolicy, NodeCache};
 use crate::checkpoint::CheckpointSaver;
 use crate::node::{PayloadCodec, Runner};
 use crate::retry::RetryPolicy;
+use crate::shape::ChildGraph;
+use crate::shape::Topology;
 use crate::state::GraphState;
 
 pub(crate) struct Branch<S> {
@@ -37,6 +39,8 @@ pub(crate) struct CompiledNode<S: GraphState> {
     pub(crate) cache: Option<CachePolicy>,
     /// The channels it reads (declared, else every channel), by index.
     pub(crate) reads: Vec<usize>,
+    /// The graph it runs, when it is a subgraph.
+    pub(crate) child: Option<Arc<dyn ChildGraph>>,
 }
 
 pub(crate) struct Graph<S: GraphState> {
@@ -61,13 +65,8 @@ pub(crate) struct Graph<S: GraphState> {
     /// run's save queue reserves that much up front instead of growing (and
     /// copying) its ops.
     pub(crate) save_batch_hint: std::sync::atomic::AtomicUsize,
-}
-
-/// The declared shape, kept for drawing.
-pub(crate) struct Topology {
-    pub(crate) nodes: Vec<Arc<str>>,
-    pub(crate) edges: Vec<(Vec<Endpoint>, Endpoint)>,
-    pub(crate) branches: Vec<(Endpoint, Vec<Endpoint>)>,
+    /// Whether a node is a subgraph (its tasks then get the run's scope).
+    pub(crate) has_subgraphs: bool,
 }
 
 /// A checked, runnable graph. Cheap to clone; share it across tasks and threads.
@@ -137,5 +136,18 @@ impl<S: GraphState> CompiledGraph<S> {
     /// The node names, sorted.
     pub fn node_names(&self) -> impl Iterator<Item = &str> {
         self.graph.nodes.iter().map(|n| &*n.name)
+    }
+}
+
+impl<C: GraphState> ChildGraph for Graph<C> {
+    fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    fn children(&self) -> Vec<(Arc<str>, Arc<dyn ChildGraph>)> {
+        self.nodes
+            .iter()
+            .filter_map(|n| n.child.clone().map(|c| (n.name.clone(), c)))
+            .collect()
     }
 }

@@ -22,6 +22,9 @@ pub struct NodeContext {
     pub(crate) interrupts_called: std::sync::atomic::AtomicUsize,
     /// Where `emit` sends custom events (set when the run is streamed with `CUSTOM`).
     pub(crate) custom: Option<crate::stream::CustomSink>,
+    /// What the runtime hands a subgraph's runner about the run it is part of (its
+    /// saver, namespace and durability): set only in graphs with subgraphs.
+    pub(crate) scope: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Clone for NodeContext {
@@ -38,6 +41,7 @@ impl Clone for NodeContext {
                     .load(std::sync::atomic::Ordering::Relaxed),
             ),
             custom: self.custom.clone(),
+            scope: self.scope.clone(),
         }
     }
 }
@@ -174,11 +178,30 @@ impl NodeContext {
                 id: interrupt_id(&self.task_key, n),
                 node: self.node.to_string(),
                 value,
+                ns: String::new(),
             },
             index: n,
             expects,
             refused,
         }))
+    }
+}
+
+impl NodeContext {
+    /// The pause of a subgraph task whose child run stopped at `interrupt`: recorded
+    /// as this task's next `interrupt` call, so the answer comes back in `resume`.
+    pub(crate) fn forward_pause(&self, interrupt: Interrupt) -> ContextError {
+        ContextError::paused(super::answer::Pause {
+            interrupt,
+            index: self.resume.len(),
+            expects: super::answer::expect::<serde_json::Value>(),
+            refused: None,
+        })
+    }
+
+    /// The resume values given to this task, in call order.
+    pub(crate) fn resume_values(&self) -> &[serde_json::Value] {
+        &self.resume
     }
 }
 

@@ -65,6 +65,18 @@ impl<S: GraphState> IntoGoto<S> for &NodeHandle<S, S> {
     }
 }
 
+impl<S: GraphState, C: GraphState> IntoGoto<S> for super::def::SubgraphHandle<S, C> {
+    fn into_goto(self) -> Goto<S> {
+        Goto::Node(self.name_of())
+    }
+}
+
+impl<S: GraphState, C: GraphState> IntoGoto<S> for &super::def::SubgraphHandle<S, C> {
+    fn into_goto(self) -> Goto<S> {
+        Goto::Node(self.name_of())
+    }
+}
+
 impl<S> IntoGoto<S> for End {
     fn into_goto(self) -> Goto<S> {
         Goto::End

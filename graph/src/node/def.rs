@@ -116,6 +116,60 @@ impl<S, I> fmt::Debug for NodeHandle<S, I> {
     }
 }
 
+/// A subgraph node of a graph over `S` running a graph over `C`
+/// ([`StateGraph::add_subgraph`](crate::StateGraph::add_subgraph)): used like a node
+/// in edges, routes and `goto` (it takes the parent's state through its input
+/// mapping), and as a `Send` target whose payload is the child's update type.
+pub struct SubgraphHandle<S, C: GraphState> {
+    name: Arc<str>,
+    _marker: std::marker::PhantomData<fn(&S, &C::Update)>,
+}
+
+impl<S, C: GraphState> SubgraphHandle<S, C> {
+    pub(crate) fn new(name: Arc<str>) -> Self {
+        Self {
+            name,
+            _marker: std::marker::PhantomData,
+        }
+    }
+
+    /// The node's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl<S, C: GraphState> Clone for SubgraphHandle<S, C> {
+    fn clone(&self) -> Self {
+        Self::new(self.name.clone())
+    }
+}
+
+impl<S, C: GraphState> fmt::Debug for SubgraphHandle<S, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SubgraphHandle({})", self.name)
+    }
+}
+
+impl<S: GraphState, C: GraphState> NodeRef<S> for SubgraphHandle<S, C> {
+    type Input = C::Update;
+    fn node_name(&self) -> Arc<str> {
+        self.name.clone()
+    }
+}
+
+impl<S, C: GraphState> NamedNode for SubgraphHandle<S, C> {
+    fn name_of(&self) -> Arc<str> {
+        self.name.clone()
+    }
+}
+
+impl<S, C: GraphState> NamedNode for &SubgraphHandle<S, C> {
+    fn name_of(&self) -> Arc<str> {
+        self.name.clone()
+    }
+}
+
 impl<S: GraphState, I: Any + Send + Sync> NodeRef<S> for NodeDef<S, I> {
     type Input = I;
     fn node_name(&self) -> Arc<str> {

@@ -16,15 +16,27 @@ pub struct Interrupt {
     pub node: String,
     /// What it asked with (`null` for a static breakpoint).
     pub value: serde_json::Value,
+    /// The checkpoint namespace of the graph the node belongs to: empty for the root
+    /// graph, a subgraph's path (`node:task|node:task`) for a node inside one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub ns: String,
 }
 
 impl fmt::Display for Interrupt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "node `{}` is waiting for input (interrupt {})",
-            self.node, self.id
-        )
+        if self.ns.is_empty() {
+            write!(
+                f,
+                "node `{}` is waiting for input (interrupt {})",
+                self.node, self.id
+            )
+        } else {
+            write!(
+                f,
+                "node `{}` of subgraph `{}` is waiting for input (interrupt {})",
+                self.node, self.ns, self.id
+            )
+        }
     }
 }
 

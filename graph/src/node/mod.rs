@@ -21,7 +21,7 @@ pub use crate::future::BoxFuture;
 pub use context::{ContextError, NodeContext};
 pub use control::{Command, IntoGoto, Resume, Route};
 pub(crate) use def::{AsyncRunner, Runner, SyncRunner, TaskInput};
-pub use def::{Node, NodeDef, NodeHandle};
+pub use def::{Node, NodeDef, NodeHandle, SubgraphHandle};
 pub use error::NodeError;
 pub use interrupt::Interrupt;
 pub(crate) use interrupt::interrupt_id;

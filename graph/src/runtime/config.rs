@@ -50,6 +50,25 @@ pub struct RunConfig {
     pub(crate) interrupt_after: Vec<Arc<str>>,
     pub(crate) lock_timeout: Duration,
     pub(crate) new_thread_only: bool,
+    /// Set when the run is a subgraph's, inside a task of its parent.
+    pub(crate) nested: Option<Nested>,
+}
+
+/// Where a subgraph's run keeps its checkpoints: its parent's saver (or none), under
+/// the namespace path of the parent's task. The parent holds the thread's lock.
+#[derive(Clone)]
+pub(crate) struct Nested {
+    pub(crate) saver: Option<Arc<dyn crate::checkpoint::CheckpointSaver>>,
+    pub(crate) ns: String,
+}
+
+impl std::fmt::Debug for Nested {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Nested")
+            .field("saver", &self.saver.is_some())
+            .field("ns", &self.ns)
+            .finish()
+    }
 }
 
 impl Default for RunConfig {
@@ -64,6 +83,7 @@ impl Default for RunConfig {
             interrupt_after: Vec::new(),
             lock_timeout: Self::DEFAULT_LOCK_TIMEOUT,
             new_thread_only: false,
+            nested: None,
         }
     }
 }

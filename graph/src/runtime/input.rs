@@ -74,7 +74,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             if let Some(p) = &self.persist {
                 let task = format!("{COMMAND_TASK}:{}", p.commands);
                 let writes = persist::encode_output(self.g, &task, &command)?;
-                let at = persist::config_at(&p.thread, p.parent.clone());
+                let at = p.at(p.parent.clone());
                 p.saver.put_writes(&at, writes).await?;
             }
             if let Some(p) = &mut self.persist {

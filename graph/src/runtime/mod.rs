@@ -10,6 +10,7 @@ mod error;
 mod events;
 mod frontier;
 mod input;
+mod nested;
 mod persist;
 mod restore;
 mod run;
@@ -23,5 +24,6 @@ mod writer;
 
 pub use config::{Durability, RunConfig, RunInput, RunOutput};
 pub use error::{ContinueReason, NodePanic, RunError};
+pub(crate) use nested::{ChildEnd, run_child};
 pub use snapshot::{StateSnapshot, TaskSnapshot};
 pub use update::UpdateAs;

@@ -393,9 +393,14 @@ pub(crate) fn decode_output<S: GraphState>(
 
 /// The config naming `thread`'s checkpoint `id`.
 pub(crate) fn config_at(thread: &str, id: Option<String>) -> CheckpointConfig {
+    config_in(thread, "", id)
+}
+
+/// [`config_at`] in namespace `ns`.
+pub(crate) fn config_in(thread: &str, ns: &str, id: Option<String>) -> CheckpointConfig {
     CheckpointConfig {
         thread_id: thread.to_string(),
-        checkpoint_ns: String::new(),
+        checkpoint_ns: ns.to_string(),
         checkpoint_id: id,
     }
 }

@@ -277,7 +277,7 @@ impl<S: GraphState> Loop<'_, S> {
             return Ok(());
         };
         if p.parent.is_some() && p.durability != Durability::Exit {
-            let at = persist::config_at(&p.thread, p.parent.clone());
+            let at = p.at(p.parent.clone());
             p.saver.put_writes(&at, writes).await?;
         } else {
             p.buffered.extend(writes);

@@ -92,7 +92,13 @@ impl<'g, S: GraphState> Loop<'g, S> {
             lp.next.track();
         }
         lp.emitter = emitter;
-        let Some(saver) = &g.saver else {
+        // A subgraph's run uses its parent's saver (or none) under its namespace; the
+        // parent holds the thread's lock.
+        let (saver, ns) = match &config.nested {
+            Some(nested) => (nested.saver.as_ref(), nested.ns.as_str()),
+            None => (g.saver.as_ref(), ""),
+        };
+        let Some(saver) = saver else {
             return Ok(lp);
         };
         let thread = config
@@ -100,8 +106,11 @@ impl<'g, S: GraphState> Loop<'g, S> {
             .as_deref()
             .ok_or(RunError::MissingThreadId)?;
         // One writer per thread: held until the run (and its last save) is over.
-        let lock = saver.lock_thread(thread, config.lock_timeout).await?;
-        let at = persist::config_at(thread, config.checkpoint_id.clone());
+        let lock = match &config.nested {
+            Some(_) => None,
+            None => Some(saver.lock_thread(thread, config.lock_timeout).await?),
+        };
+        let at = persist::config_in(thread, ns, config.checkpoint_id.clone());
         let tuple = saver.get_tuple(&at).await?;
         // Under the lock: a racing starter that got here first has saved by now.
         if config.new_thread_only && tuple.is_some() {
@@ -109,9 +118,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 thread: thread.to_string(),
             });
         }
-        lp.attach(saver.clone(), thread);
+        lp.attach(saver.clone(), thread, ns);
         if let Some(p) = &mut lp.persist {
-            p.lock = Some(Arc::new(lock));
+            p.lock = lock.map(Arc::new);
         }
         match (tuple, &config.checkpoint_id) {
             (Some(t), at) => {
@@ -139,7 +148,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         tuple: &CheckpointTuple,
     ) -> Result<Self, RunError> {
         let mut lp = Self::fresh(g, config);
-        lp.attach(saver, &tuple.config.thread_id);
+        lp.attach(saver, &tuple.config.thread_id, &tuple.config.checkpoint_ns);
         lp.load(tuple, false).await?;
         Ok(lp)
     }
@@ -169,11 +178,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
     }
 
-    pub(super) fn attach(&mut self, saver: Arc<dyn CheckpointSaver>, thread: &str) {
+    pub(super) fn attach(&mut self, saver: Arc<dyn CheckpointSaver>, thread: &str, ns: &str) {
         let config = self.config;
         self.persist = Some(Persist {
             saver: saver.clone(),
             thread: thread.to_string(),
+            ns: ns.to_string(),
             parent: None,
             unsaved: ChangeSet::new(),
             resumed: HashMap::new(),
@@ -313,11 +323,10 @@ impl<'g, S: GraphState> Loop<'g, S> {
         RunOutput {
             values,
             steps: self.steps_run,
-            checkpoint: self.persist.as_ref().and_then(|p| {
-                p.parent
-                    .clone()
-                    .map(|id| persist::config_at(&p.thread, Some(id)))
-            }),
+            checkpoint: self
+                .persist
+                .as_ref()
+                .and_then(|p| p.parent.clone().map(|id| p.at(Some(id)))),
             interrupts,
         }
     }
@@ -390,6 +399,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
                     id: interrupt_id(&format!("{checkpoint}:{when}:{node}"), 0),
                     node,
                     value: serde_json::Value::Null,
+                    ns: String::new(),
                 }
             })
             .collect()

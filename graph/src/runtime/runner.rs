@@ -60,6 +60,8 @@ pub(crate) struct StepTasks<'a, S: GraphState> {
     pub(crate) custom: Option<crate::stream::CustomSink>,
     /// The resume values of a task without any (shared, empty).
     pub(crate) no_resume: Arc<[serde_json::Value]>,
+    /// What subgraph tasks need of the run (see `NodeContext::scope`).
+    pub(crate) scope: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// A task whose outcome is already known.
@@ -132,6 +134,7 @@ struct TaskEnv<'a> {
     key: Option<&'a Arc<str>>,
     resume: &'a Arc<[serde_json::Value]>,
     custom: &'a Option<crate::stream::CustomSink>,
+    scope: &'a Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeContext {
@@ -144,6 +147,7 @@ fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeCont
         resume: env.resume.clone(),
         interrupts_called: AtomicUsize::new(0),
         custom: env.custom.clone(),
+        scope: env.scope.clone(),
     }
 }
 
@@ -288,6 +292,7 @@ pub(crate) async fn execute<S: GraphState>(
         known,
         custom,
         no_resume,
+        scope,
     } = step_tasks;
     let mut outcome = Outcome {
         outputs: Vec::with_capacity(tasks.len()),
@@ -319,6 +324,7 @@ pub(crate) async fn execute<S: GraphState>(
         key: keys.get(i),
         resume: resume.get(i).unwrap_or(&no_resume),
         custom: &custom,
+        scope: &scope,
     };
     let limit = config.max_concurrency.unwrap_or(usize::MAX);
     // Made on the first task that cannot run inline: most steps of plain sync nodes

@@ -107,10 +107,11 @@ impl<'g, S: GraphState> Loop<'g, S> {
         if let Some(parent) = &p.parent {
             metadata.parents.insert(String::new(), parent.clone());
         }
-        let parent = persist::config_at(&p.thread, p.parent.replace(id));
+        let previous = p.parent.replace(id);
+        let parent = p.at(previous);
         let event = CheckpointEvent::capture(
             self.emitter.as_ref(),
-            || persist::config_at(&p.thread, Some(checkpoint.id.clone())),
+            || p.at(Some(checkpoint.id.clone())),
             &parent,
             &metadata,
             &checkpoint.next,
@@ -223,7 +224,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         if let Some(p) = &mut self.persist
             && !p.buffered.is_empty()
         {
-            let at = persist::config_at(&p.thread, p.parent.clone());
+            let at = p.at(p.parent.clone());
             let writes = std::mem::take(&mut p.buffered);
             p.saver.put_writes(&at, writes).await?;
         }

@@ -68,6 +68,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             known,
             custom: self.emitter.as_ref().and_then(Emitter::custom_sink),
             no_resume: self.no_answers.clone(),
+            scope: self.scope(),
         };
         let (state, config) = (&self.state, self.config);
         let mut outcome = match &mut self.persist {

@@ -6,7 +6,6 @@ use std::any::Any;
 use super::algo::lookup;
 use super::config::RunConfig;
 use super::error::{ContinueReason, RunError};
-use super::persist;
 use super::run_loop::Loop;
 use crate::builder::Endpoint;
 use crate::checkpoint::CheckpointSource;
@@ -204,6 +203,6 @@ impl<S: GraphState> CompiledGraph<S> {
         lp.save(CheckpointSource::Update).await?;
         lp.finish().await?;
         let p = lp.persist.as_ref().ok_or(RunError::MissingThreadId)?;
-        Ok(persist::config_at(&p.thread, p.parent.clone()))
+        Ok(p.at(p.parent.clone()))
     }
 }

@@ -17,6 +17,9 @@ use crate::state::{ChangeSet, GraphState};
 pub(super) struct Persist {
     pub(super) saver: Arc<dyn CheckpointSaver>,
     pub(super) thread: String,
+    /// The checkpoint namespace the run writes under (empty for a root graph; a
+    /// subgraph's path otherwise).
+    pub(super) ns: String,
     /// The last saved checkpoint: parent of the next, owner of pending writes.
     pub(super) parent: Option<String>,
     /// Changes not yet in a saved checkpoint.
@@ -75,6 +78,12 @@ pub(super) fn lock_queue(
 }
 
 impl Persist {
+    /// The config naming checkpoint `id` (the latest when `None`) of this run's
+    /// thread and namespace.
+    pub(super) fn at(&self, id: Option<String>) -> crate::checkpoint::CheckpointConfig {
+        persist::config_in(&self.thread, &self.ns, id)
+    }
+
     /// Hands a save to the background saver, starting one if none runs. Everything
     /// queued while a batch is being stored goes into the next batch.
     pub(super) fn enqueue(&mut self, op: SaveOp) {
@@ -157,7 +166,7 @@ impl Persist {
             self.buffered.extend(writes);
             return Ok(());
         }
-        let at = persist::config_at(&self.thread, self.parent.clone());
+        let at = self.at(self.parent.clone());
         if self.durability == config::Durability::Async {
             self.enqueue(SaveOp::Writes { config: at, writes });
         } else {

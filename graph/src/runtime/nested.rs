@@ -1,0 +1,117 @@
+//! Running a subgraph inside a task of its parent: the child's run shares the
+//! parent's thread (and, by default, its saver) under a namespace path, takes no lock
+//! of its own (the parent holds the thread's), and continues where it stopped when
+//! the task runs again after an interrupt or a crash.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::config::{Durability, Nested, RunConfig, RunInput};
+use super::error::RunError;
+use super::run_loop::Loop;
+use crate::checkpoint::CheckpointSaver;
+use crate::compile::Graph;
+use crate::node::{Command, Interrupt, NodeContext};
+use crate::state::GraphState;
+
+/// Separates the segments of a namespace path (as LangGraph's `checkpoint_ns`).
+pub(crate) const NS_SEP: char = '|';
+
+/// What a graph with subgraphs hands its subgraph tasks about the run (through
+/// `NodeContext`): where checkpoints go and how.
+pub(crate) struct Scope {
+    saver: Option<Arc<dyn CheckpointSaver>>,
+    ns: String,
+    durability: Durability,
+    recursion_limit: usize,
+}
+
+impl<S: GraphState> Loop<'_, S> {
+    /// The scope of this run's tasks; `None` (nothing allocated) in a graph without
+    /// subgraphs.
+    pub(super) fn scope(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        if !self.g.has_subgraphs {
+            return None;
+        }
+        Some(Arc::new(Scope {
+            saver: self.persist.as_ref().map(|p| p.saver.clone()),
+            ns: self
+                .persist
+                .as_ref()
+                .map(|p| p.ns.clone())
+                .unwrap_or_default(),
+            durability: self.config.durability,
+            recursion_limit: self.config.recursion_limit,
+        }))
+    }
+}
+
+/// How a child run ended.
+pub(crate) enum ChildEnd<C> {
+    /// It finished with this state.
+    Done(C),
+    /// It paused; the task reports this interrupt (the first, by id, of the child's).
+    Paused(Interrupt),
+}
+
+/// The namespace segment of a task: `{node}:{digest of the task's key}`, the same
+/// every time the task runs.
+fn segment(ctx: &NodeContext) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(ctx.task_key.as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{}:{hex}", ctx.node)
+}
+
+/// Runs `child` for the task `ctx` describes. With `inherit`, the child's checkpoints
+/// go to the parent's saver under the task's namespace, so a re-run of the task
+/// continues the child (finished child tasks are not run again); otherwise the child
+/// runs in memory from its input each time.
+pub(crate) async fn run_child<C: GraphState>(
+    child: &Graph<C>,
+    ctx: &NodeContext,
+    input: C::Update,
+    inherit: bool,
+) -> Result<ChildEnd<C>, RunError> {
+    let scope = ctx.scope.as_ref().and_then(|s| s.downcast_ref::<Scope>());
+    let segment = segment(ctx);
+    let ns = match scope.map(|s| s.ns.as_str()) {
+        Some(parent) if !parent.is_empty() => format!("{parent}{NS_SEP}{segment}"),
+        _ => segment,
+    };
+    let mut config = RunConfig::new();
+    config.thread_id = ctx.thread_id.clone();
+    if let Some(scope) = scope {
+        config.durability = scope.durability;
+        config.recursion_limit = scope.recursion_limit;
+    }
+    config.nested = Some(Nested {
+        saver: scope.and_then(|s| s.saver.clone()).filter(|_| inherit),
+        ns: ns.clone(),
+    });
+    let mut lp = Loop::start(child, &config, None).await?;
+    // A child with a checkpoint in its namespace ran before for this task: it
+    // continues, answering its first waiting interrupt with the task's latest answer.
+    let input = match &lp.persist {
+        Some(p) if p.parent.is_some() => {
+            let waiting = p.waiting.values().map(|i| &i.id).min();
+            match (waiting, ctx.resume_values().last()) {
+                (Some(id), Some(answer)) => {
+                    RunInput::Command(Command::resume_map([(id.clone(), answer.clone())]))
+                }
+                _ => RunInput::Continue,
+            }
+        }
+        _ => RunInput::Update(input),
+    };
+    let out = lp.run(input).await?;
+    match out.interrupts.into_iter().min_by(|a, b| a.id.cmp(&b.id)) {
+        Some(mut interrupt) => {
+            if interrupt.ns.is_empty() {
+                interrupt.ns = ns;
+            }
+            Ok(ChildEnd::Paused(interrupt))
+        }
+        None => Ok(ChildEnd::Done(out.values)),
+    }
+}

@@ -1,0 +1,42 @@
+//! The declared shape of a graph, below the builder and the compiled form: edge
+//! ends ([`Endpoint`]), the topology kept for drawing, and what a parent graph knows
+//! of a subgraph's shape.
+
+use std::sync::Arc;
+
+/// One end of an edge.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// The graph's entry.
+    Start,
+    /// The graph's exit.
+    End,
+    /// A node, by name.
+    Node(Arc<str>),
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Start => f.write_str("START"),
+            Endpoint::End => f.write_str("END"),
+            Endpoint::Node(n) => f.write_str(n),
+        }
+    }
+}
+
+/// The declared shape, kept for drawing.
+pub(crate) struct Topology {
+    pub(crate) nodes: Vec<Arc<str>>,
+    pub(crate) edges: Vec<(Vec<Endpoint>, Endpoint)>,
+    pub(crate) branches: Vec<(Endpoint, Vec<Endpoint>)>,
+}
+
+/// What a parent needs of a subgraph beyond running it (which its node's runner
+/// does): its shape, for drawing. Implemented for every compiled graph.
+pub(crate) trait ChildGraph: Send + Sync + 'static {
+    /// The child's declared shape.
+    fn topology(&self) -> &Topology;
+    /// The child's own subgraphs, by node name.
+    fn children(&self) -> Vec<(Arc<str>, Arc<dyn ChildGraph>)>;
+}
