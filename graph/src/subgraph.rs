@@ -67,7 +67,8 @@ use crate::builder::{NodeSpec, StateGraph};
 use crate::compile::CompiledGraph;
 use crate::future::BoxFuture;
 use crate::node::{
-    NodeContext, NodeError, NodeResult, NodeReturn, PayloadCodec, Runner, SubgraphHandle, TaskInput,
+    Command, NodeContext, NodeError, NodeResult, NodeReturn, PayloadCodec, Runner, SubgraphHandle,
+    TaskInput,
 };
 use crate::runtime::{ChildEnd, RunError, run_child};
 use crate::state::GraphState;
@@ -193,6 +194,15 @@ fn run<'a, P: GraphState, C: GraphState>(
         match run_child(&sub.graph.graph, ctx, start?, inherit).await {
             Ok(ChildEnd::Done(state)) => (sub.output)(&state),
             Ok(ChildEnd::Paused(interrupt)) => Err(ctx.forward_pause(interrupt).into()),
+            Ok(ChildEnd::Handoff(handoff)) => match handoff.command.downcast::<Command<P>>() {
+                Ok(command) => command.into_output(),
+                Err(_) => Err(NodeError::msg(format!(
+                    "a node of subgraph `{}` handed off a `Command<{}>`, but the graph around it is over `{}`: `Command::parent` takes the parent's command",
+                    sub.name,
+                    handoff.state,
+                    std::any::type_name::<P>()
+                ))),
+            },
             Err(source) => Err(NodeError::new(SubgraphError {
                 subgraph: sub.name.to_string(),
                 source,

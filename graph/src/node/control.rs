@@ -13,6 +13,9 @@ impl<S: GraphState> NodeOutput<S> {
     fn push(&mut self, command: Command<S>) {
         self.writes.extend(command.update);
         self.goto.extend(command.goto);
+        if command.parent.is_some() {
+            self.parent = command.parent;
+        }
     }
 }
 
@@ -135,6 +138,22 @@ pub struct Command<S: GraphState> {
     pub(crate) update: Option<S::Update>,
     pub(crate) goto: Vec<Goto<S>>,
     pub(crate) resume: Option<Resume>,
+    pub(crate) parent: Option<Handoff>,
+}
+
+/// A command for the parent graph, carried out of a subgraph by
+/// [`Command::parent`]: the parent's own `Command`, erased while it crosses the
+/// child's runtime.
+pub struct Handoff {
+    pub(crate) command: Box<dyn std::any::Any + std::marker::Send + Sync>,
+    /// The state type of the graph the command is for.
+    pub(crate) state: &'static str,
+}
+
+impl std::fmt::Debug for Handoff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Handoff(Command<{}>)", self.state)
+    }
 }
 
 /// Answers to pending interrupts, given with [`Command::resume`] or
@@ -156,6 +175,27 @@ impl<S: GraphState> Command<S> {
             update: None,
             goto: Vec::new(),
             resume: None,
+            parent: None,
+        }
+    }
+
+    /// Hands control to the parent graph (LangGraph's `Command(graph=PARENT)`): the
+    /// subgraph this node runs in stops, and the parent applies `command` — its
+    /// update and destinations — as the result of the subgraph's node. The
+    /// supervisor and swarm patterns route between specialists this way. `command`
+    /// is a `Command` of the *parent's* state, so its update must be the parent's
+    /// update type.
+    ///
+    /// The node's own writes in this command are not applied (the child stops). In
+    /// the root graph, which has no parent, the run fails with
+    /// [`RunError::ParentCommand`](crate::RunError::ParentCommand).
+    pub fn parent<P: GraphState>(command: Command<P>) -> Self {
+        Self {
+            parent: Some(Handoff {
+                command: Box::new(command),
+                state: std::any::type_name::<P>(),
+            }),
+            ..Self::new()
         }
     }
 

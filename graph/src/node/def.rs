@@ -133,6 +133,15 @@ impl<S, C: GraphState> SubgraphHandle<S, C> {
         }
     }
 
+    /// Names the subgraph node `name` of a graph over `S` running a graph over `C`,
+    /// where the handle `add_subgraph` returns is out of reach — typically in a
+    /// child's node handing off to a sibling subgraph with `Command::parent`, which
+    /// is built before the parent. The types are checked; the name is checked when
+    /// the command is applied (an unknown node fails the run).
+    pub fn named(name: impl Into<Arc<str>>) -> Self {
+        Self::new(name.into())
+    }
+
     /// The node's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -19,7 +19,7 @@ mod send;
 
 pub use crate::future::BoxFuture;
 pub use context::{ContextError, NodeContext};
-pub use control::{Command, IntoGoto, Resume, Route};
+pub use control::{Command, Handoff, IntoGoto, Resume, Route};
 pub(crate) use def::{AsyncRunner, Runner, SyncRunner, TaskInput};
 pub use def::{Node, NodeDef, NodeHandle, SubgraphHandle};
 pub use error::NodeError;

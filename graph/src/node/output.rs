@@ -15,6 +15,8 @@ pub type NodeResult<S> = Result<NodeOutput<S>, NodeError>;
 pub struct NodeOutput<S: GraphState> {
     pub(crate) writes: Vec<S::Update>,
     pub(crate) goto: Vec<Goto<S>>,
+    /// A command for the parent graph ([`Command::parent`](super::Command::parent)).
+    pub(crate) parent: Option<super::control::Handoff>,
 }
 
 impl<S: GraphState> NodeOutput<S> {
@@ -23,6 +25,7 @@ impl<S: GraphState> NodeOutput<S> {
         Self {
             writes: Vec::new(),
             goto: Vec::new(),
+            parent: None,
         }
     }
 
@@ -85,6 +88,7 @@ pub fn update_output<S: GraphState>(update: S::Update) -> NodeResult<S> {
     Ok(NodeOutput {
         writes: vec![update],
         goto: Vec::new(),
+        parent: None,
     })
 }
 

@@ -357,7 +357,11 @@ mod tests {
     }
 
     fn output(writes: Vec<DocUpdate>, goto: Vec<Goto<Doc>>) -> NodeOutput<Doc> {
-        NodeOutput { writes, goto }
+        NodeOutput {
+            writes,
+            goto,
+            parent: None,
+        }
     }
 
     #[test]

@@ -111,6 +111,17 @@ pub enum RunError {
         /// The node.
         node: String,
     },
+    /// A node returned `Command::parent(..)`: inside a subgraph its parent applies
+    /// the command; in the root graph there is no parent to hand it to.
+    #[error(
+        "node `{node}` handed control to its parent graph with `Command::parent`, but it does not run inside a subgraph"
+    )]
+    ParentCommand {
+        /// The node.
+        node: String,
+        /// The command for the parent.
+        handoff: crate::node::Handoff,
+    },
     /// A single resume value while several interrupts are pending.
     #[error("{} interrupts are pending ({}); resume with a map from interrupt id to value", ids.len(), ids.join(", "))]
     AmbiguousResume {

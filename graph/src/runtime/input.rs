@@ -61,12 +61,14 @@ impl<'g, S: GraphState> Loop<'g, S> {
             update,
             goto,
             resume,
+            ..
         } = command;
         // The update and destinations are saved as writes of a command task on the
         // paused checkpoint, so they survive this run pausing again.
         let command = NodeOutput {
             writes: update.into_iter().collect(),
             goto,
+            parent: None,
         };
         if !command.writes.is_empty() || !command.goto.is_empty() {
             // Saved on the checkpoint it was given on, whatever the durability: a later

@@ -52,6 +52,8 @@ pub(crate) enum ChildEnd<C> {
     Done(C),
     /// It paused; the task reports this interrupt (the first, by id, of the child's).
     Paused(Interrupt),
+    /// A node of it handed control to the parent (`Command::parent`).
+    Handoff(crate::node::Handoff),
 }
 
 /// The namespace segment of a task: `{node}:{digest of the task's key}`, the same
@@ -104,7 +106,11 @@ pub(crate) async fn run_child<C: GraphState>(
         }
         _ => RunInput::Update(input),
     };
-    let out = lp.run(input).await?;
+    let out = match lp.run(input).await {
+        Ok(out) => out,
+        Err(RunError::ParentCommand { handoff, .. }) => return Ok(ChildEnd::Handoff(handoff)),
+        Err(e) => return Err(e),
+    };
     match out.interrupts.into_iter().min_by(|a, b| a.id.cmp(&b.id)) {
         Some(mut interrupt) => {
             if interrupt.ns.is_empty() {

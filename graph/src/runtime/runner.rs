@@ -228,6 +228,15 @@ async fn settle<S: GraphState>(
 ) -> Result<Option<RunError>, RunError> {
     let node = &g.nodes[task.node];
     match result {
+        // A hand-off to the parent graph ends this (child) run: nothing of the task
+        // is recorded here; the parent applies the command.
+        Ok(NodeOutput {
+            parent: Some(handoff),
+            ..
+        }) => Ok(Some(RunError::ParentCommand {
+            node: node.name.to_string(),
+            handoff,
+        })),
         Ok(out) => {
             if let Some(sink) = sink.as_deref_mut() {
                 sink.done(i, &out).await?;
