@@ -534,3 +534,43 @@ fn mermaid_draws_each_subgraph_as_a_block_inside_its_parent() {
     at("research__write_up --> research__review;");
     at("__start__ --> research;");
 }
+
+// --- the output mapping may route the parent -------------------------------------------
+
+#[node]
+fn after(_: &Desk) -> DeskUpdate {
+    Desk::update().answers(["after ran"])
+}
+
+#[tokio::test]
+async fn an_output_mapping_returning_a_command_routes_the_parent() {
+    let mut g = StateGraph::<Desk>::new();
+    let sub = g.add_subgraph(Subgraph::new(
+        "research",
+        research_graph(),
+        |d: &Desk| {
+            Research::update()
+                .topic(d.question.clone())
+                .sources(vec![d.question.clone()])
+        },
+        |r: &Research| Command::goto(after).update(Desk::update().answers(r.notes.clone())),
+    ));
+    g.add_node(after).add_edge(START, &sub);
+    let plain = g.compile().unwrap();
+    let out = plain
+        .invoke(Desk::update().question("q"), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.values.answers, ["read q", "1 on q", "after ran"]);
+    assert_eq!(out.steps, 2);
+    let saved = g
+        .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()))
+        .unwrap();
+    let config = RunConfig::new().thread("mapped-goto");
+    let out = saved
+        .invoke(Desk::update().question("q"), &config)
+        .await
+        .unwrap();
+    assert_eq!(out.values.answers, ["read q", "1 on q", "after ran"]);
+    assert_eq!(out.steps, 2);
+}
