@@ -16,13 +16,20 @@ fn id(e: &Endpoint) -> String {
 
 impl<S: GraphState> CompiledGraph<S> {
     /// The graph as a Mermaid flowchart: plain edges solid, conditional edges dashed to
-    /// each declared target, joins as `a & b --> c`.
+    /// each declared target, joins as `a & b --> c`, deferred nodes
+    /// ([`StateGraph::defer`](crate::StateGraph::defer)) in the `deferred` class (a
+    /// dashed outline).
     pub fn draw_mermaid(&self) -> String {
         let t = &self.graph.topology;
         let mut out = String::from("graph TD;\n");
         out.push_str("\t__start__([START]):::first\n");
         for n in &t.nodes {
-            let _ = writeln!(out, "\t{n}({n})");
+            let class = if t.deferred.contains(n) {
+                ":::deferred"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "\t{n}({n}){class}");
         }
         out.push_str("\t__end__([END]):::last\n");
         for (sources, target) in &t.edges {
@@ -35,6 +42,9 @@ impl<S: GraphState> CompiledGraph<S> {
             }
         }
         out.push_str("\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n");
+        if !t.deferred.is_empty() {
+            out.push_str("\tclassDef deferred stroke-dasharray:5 5\n");
+        }
         out
     }
 }

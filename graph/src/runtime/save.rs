@@ -113,7 +113,13 @@ impl<'g, S: GraphState> Loop<'g, S> {
             || persist::config_at(&p.thread, Some(checkpoint.id.clone())),
             &parent,
             &metadata,
-            &checkpoint.next,
+            || {
+                let g = self.g;
+                self.next
+                    .due()
+                    .map(|(n, _)| g.nodes[n].name.to_string())
+                    .collect()
+            },
         );
         if p.durability == config::Durability::Async {
             p.enqueue(SaveOp::Checkpoint {
