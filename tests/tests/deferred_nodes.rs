@@ -4,8 +4,8 @@
 //! deferred) gives A, B, C, B_2, D on every saver; without `defer`, `d` runs twice.
 //! Edge, route and `goto` triggers that pile up give one run; each `Send` to a
 //! deferred node runs, all in one step; deferred nodes pending together run
-//! together. A waiting trigger survives an interrupt or a failed step and a new
-//! compiled graph: the deferred node runs exactly once after resuming.
+//! together. A waiting trigger survives an interrupt, a failed step or a dropped
+//! run and a new compiled graph: the deferred node runs exactly once after resuming.
 //!
 //! The PostgreSQL case needs a server: set `STATEGRAPH_POSTGRES_URL` (see
 //! `stategraph_tests::servers`).
@@ -46,6 +46,8 @@ fn visit(ctx: &NodeContext) -> TrailUpdate {
 static CALLS: Mutex<BTreeMap<String, usize>> = Mutex::new(BTreeMap::new());
 /// Threads whose `b_2` fails on its next call, as a crash mid-step would stop it.
 static FAIL_ONCE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+/// Threads whose `b_2` never finishes its next call (the run is then dropped).
+static HANG_ONCE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
 
 fn call(ctx: &NodeContext) {
     let key = format!("{}/{}", ctx.thread_id().unwrap_or("-"), ctx.node());
@@ -67,14 +69,17 @@ fn b(_: &Trail, ctx: &NodeContext) -> TrailUpdate {
     visit(ctx)
 }
 
-/// The long branch's last node: on a thread, it asks before it writes (the answer
-/// `"fail"` arms a failure instead); it fails once on threads in `FAIL_ONCE`.
+/// The long branch's last node: on threads named `ask..` it asks before it writes;
+/// on threads in `FAIL_ONCE` it fails once, in `HANG_ONCE` it never returns once.
 #[node]
-fn b_2(_: &Trail, ctx: &NodeContext) -> Result<TrailUpdate, NodeError> {
+async fn b_2(_: &Trail, ctx: &NodeContext) -> Result<TrailUpdate, NodeError> {
     call(ctx);
     if let Some(thread) = ctx.thread_id() {
         if FAIL_ONCE.lock().unwrap().remove(thread) {
             return Err(NodeError::msg("b_2 stopped mid-step"));
+        }
+        if HANG_ONCE.lock().unwrap().remove(thread) {
+            std::future::pending::<()>().await;
         }
         if thread.starts_with("ask") {
             let _: String = ctx.interrupt(json!("go on?"))?;
@@ -293,6 +298,54 @@ async fn a_step_that_fails_in_the_long_branch_keeps_the_deferred_run_on_sqlite()
     let done = graph.invoke(None, &cfg).await.unwrap();
     assert_eq!(done.values.seen, EXAMPLE);
     assert_eq!(calls(thread, "d"), 1);
+}
+
+/// The run is dropped while `b_2` runs, as a killed process stops: nothing of step 2
+/// is saved. The last checkpoint keeps `d` planned; a new graph finishes the thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_dropped_in_the_long_branch_keeps_the_deferred_run_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dropped.db");
+    let thread = "dropped-sqlite";
+    HANG_ONCE.lock().unwrap().insert(thread.to_string());
+    let cfg = RunConfig::new().thread(thread);
+    let graph = example(true).compile_with(with(sqlite(&path))).unwrap();
+    let run = {
+        let cfg = cfg.clone();
+        tokio::spawn(async move { graph.invoke(Trail::update(), &cfg).await })
+    };
+    while calls(thread, "b_2") == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    run.abort();
+    assert!(run.await.unwrap_err().is_cancelled());
+
+    let saver = sqlite(&path);
+    let stored = saver
+        .get_tuple(&stategraph::checkpoint::CheckpointConfig::thread(thread))
+        .await
+        .unwrap()
+        .unwrap();
+    let planned: Vec<&str> = stored
+        .checkpoint
+        .next
+        .iter()
+        .map(|t| t.node.as_str())
+        .collect();
+    assert_eq!(
+        planned,
+        ["b_2", "d"],
+        "the waiting trigger is in the checkpoint"
+    );
+    let done = example(true)
+        .compile_with(with(saver))
+        .unwrap()
+        .invoke(None, &cfg)
+        .await
+        .unwrap();
+    assert_eq!(done.values.seen, EXAMPLE);
+    assert_eq!(calls(thread, "d"), 1);
+    assert_eq!(calls(thread, "b_2"), 2);
 }
 
 #[tokio::test]
