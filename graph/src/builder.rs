@@ -254,6 +254,8 @@ pub struct StateGraph<S: GraphState> {
     pub(crate) retry: Vec<(Endpoint, RetryPolicy)>,
     pub(crate) cache: Vec<(Endpoint, CachePolicy)>,
     pub(crate) reads: Vec<(Endpoint, usize)>,
+    /// Nodes marked with [`StateGraph::defer`].
+    pub(crate) deferred: Vec<Endpoint>,
 }
 
 impl<S: GraphState> Default for StateGraph<S> {
@@ -272,6 +274,7 @@ impl<S: GraphState> StateGraph<S> {
             retry: Vec::new(),
             cache: Vec::new(),
             reads: Vec::new(),
+            deferred: Vec::new(),
         }
     }
 
@@ -415,6 +418,57 @@ impl<S: GraphState> StateGraph<S> {
         for endpoint in node.into_sources() {
             self.retry.push((endpoint, policy.clone()));
         }
+        self
+    }
+
+    /// Defers `node` (LangGraph's `defer=True`): once triggered — by an edge, a join, a
+    /// route, a `goto` or a `Send` — it waits while any task of a node that is not
+    /// deferred is due, and runs in the first superstep in which none is: the fan-in
+    /// of branches of different lengths.
+    ///
+    /// - Edge, route and `goto` triggers that arrive while it waits give one run;
+    ///   each `Send` to it is a task of its own, and they all run in that step.
+    /// - Deferred nodes pending at the same time run together.
+    /// - A waiting trigger is part of the thread's checkpoint: an interrupt or a
+    ///   crash before the deferred run neither loses nor repeats it. While it waits,
+    ///   [`StateSnapshot::next`](crate::StateSnapshot::next) leaves it out (it does
+    ///   not run next) and [`StateSnapshot::deferred`](crate::StateSnapshot::deferred)
+    ///   lists it.
+    /// - The steps it waits are ordinary steps of other nodes: the recursion limit
+    ///   counts them as usual.
+    ///
+    /// Without `defer`, a node reached by two branches of different lengths runs once
+    /// per branch.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Trail {
+    ///     #[reducer(append)]
+    ///     seen: Vec<String>,
+    /// }
+    ///
+    /// let mut g = StateGraph::<Trail>::new();
+    /// let mut step = |name: &'static str| {
+    ///     g.add_node_fn(name, move |_: &Trail| Trail::update().seen([name.to_uppercase()]))
+    /// };
+    /// let (a, b, b_2, c, d) = (step("a"), step("b"), step("b_2"), step("c"), step("d"));
+    /// g.add_edge(START, &a)
+    ///     .add_edge(&a, &b)
+    ///     .add_edge(&a, &c)
+    ///     .add_edge(&b, &b_2)
+    ///     .add_edge(&b_2, &d)
+    ///     .add_edge(&c, &d)
+    ///     .add_edge(&d, END)
+    ///     .defer(&d);
+    /// let out = g.compile()?.invoke_blocking(Trail::update(), &RunConfig::new())?;
+    /// // `c` reached `d` a step before `b_2` did; `d` ran once, after both.
+    /// assert_eq!(out.values.seen, ["A", "B", "C", "B_2", "D"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn defer(&mut self, node: impl IntoSources<S>) -> &mut Self {
+        self.deferred.extend(node.into_sources());
         self
     }
 

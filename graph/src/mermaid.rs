@@ -59,7 +59,12 @@ fn body(
                 let _ = writeln!(nodes, "{indent}end");
             }
             None => {
-                let _ = writeln!(nodes, "{indent}{node_id}({n})");
+                let class = if t.deferred.contains(n) {
+                    ":::deferred"
+                } else {
+                    ""
+                };
+                let _ = writeln!(nodes, "{indent}{node_id}({n}){class}");
             }
         }
     }
@@ -93,10 +98,11 @@ fn body(
 
 impl<S: GraphState> CompiledGraph<S> {
     /// The graph as a Mermaid flowchart: plain edges solid, conditional edges dashed to
-    /// each declared target, joins as `a & b --> c`. A subgraph node is a `subgraph`
-    /// block drawing its child graph inside (LangGraph's `xray`), its nodes' ids
-    /// prefixed with the block's (`research__search`); edges to the node go to the
-    /// block.
+    /// each declared target, joins as `a & b --> c`, deferred nodes
+    /// ([`StateGraph::defer`](crate::StateGraph::defer)) in the `deferred` class (a
+    /// dashed outline). A subgraph node is a `subgraph` block drawing its child graph
+    /// inside (LangGraph's `xray`), its nodes' ids prefixed with the block's
+    /// (`research__search`); edges to the node go to the block.
     pub fn draw_mermaid(&self) -> String {
         let g = &self.graph;
         let mut out = String::from("graph TD;\n");
@@ -112,6 +118,9 @@ impl<S: GraphState> CompiledGraph<S> {
         out.push_str("\t__end__([END]):::last\n");
         out.push_str(&edges);
         out.push_str("\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n");
+        if nodes.contains(":::deferred\n") {
+            out.push_str("\tclassDef deferred stroke-dasharray:5 5\n");
+        }
         out
     }
 }

@@ -30,6 +30,8 @@ pub(crate) struct Topology {
     pub(crate) nodes: Vec<Arc<str>>,
     pub(crate) edges: Vec<(Vec<Endpoint>, Endpoint)>,
     pub(crate) branches: Vec<(Endpoint, Vec<Endpoint>)>,
+    /// The deferred nodes, sorted.
+    pub(crate) deferred: Vec<Arc<str>>,
 }
 
 /// What a parent needs of a subgraph beyond running it (which its node's runner

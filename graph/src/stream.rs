@@ -174,7 +174,8 @@ pub enum StreamEvent<S: GraphState> {
         values: S,
         /// Its metadata.
         metadata: CheckpointMetadata,
-        /// The nodes of the next step.
+        /// The nodes of the next step (as `get_state` shows them: a deferred node
+        /// that waits for other tasks is not among them).
         next: Vec<String>,
     },
     /// `DEBUG`: a task or checkpoint event with its step, time and type.

@@ -136,6 +136,15 @@ pub(crate) fn compile<S: GraphState>(
             }),
         }
     }
+    let mut deferred = vec![false; nodes.len()];
+    for endpoint in &spec.deferred {
+        match endpoint {
+            Endpoint::Node(name) if index.contains_key(name) => deferred[index[name]] = true,
+            other => problems.push(BuildProblem::UnknownDeferredNode {
+                name: other.to_string(),
+            }),
+        }
+    }
 
     let mut start_edges = Vec::new();
     let mut joins = Vec::new();
@@ -283,8 +292,15 @@ pub(crate) fn compile<S: GraphState>(
             .iter()
             .map(|b| (b.source.clone(), b.declared.clone()))
             .collect(),
+        deferred: nodes
+            .iter()
+            .zip(&deferred)
+            .filter(|(_, d)| **d)
+            .map(|(n, _)| n.name.clone())
+            .collect(),
     };
     let has_subgraphs = nodes.iter().any(|n| n.child.is_some());
+    let deferred = deferred.contains(&true).then(|| Arc::from(deferred));
     Ok(CompiledGraph {
         graph: Arc::new(Graph {
             nodes,
@@ -298,6 +314,7 @@ pub(crate) fn compile<S: GraphState>(
             migrations: options.migrations,
             interrupt_before,
             interrupt_after,
+            deferred,
             version: Arc::from(version),
             schema_version: Arc::from(S::SCHEMA_VERSION),
             save_batch_hint: std::sync::atomic::AtomicUsize::new(0),
@@ -325,6 +342,11 @@ fn topology_version<S: GraphState>(spec: &StateGraph<S>) -> String {
         targets.sort();
         lines.push(format!("branch {} -> {}", b.source, targets.join(",")));
     }
+    // Only graphs with deferred nodes have these lines: other graphs keep the
+    // version they had before `defer` existed.
+    let deferred: std::collections::BTreeSet<String> =
+        spec.deferred.iter().map(|n| format!("defer {n}")).collect();
+    lines.extend(deferred);
     lines.sort();
     let text = format!("stategraph-graph v1\n{}\n", lines.join("\n"));
     Sha256::digest(text.as_bytes())

@@ -97,6 +97,12 @@ pub enum BuildProblem {
         /// The name.
         name: String,
     },
+    /// `defer` names a node that was never added.
+    #[error("`defer` names `{name}`, which is not a node of this graph; add it with `add_node`")]
+    UnknownDeferredNode {
+        /// The name.
+        name: String,
+    },
     /// Nodes have cache policies but the graph has no cache store.
     #[error(
         "`{name}` has a cache policy but the graph has no cache store: compile with \

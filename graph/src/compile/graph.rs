@@ -57,6 +57,9 @@ pub(crate) struct Graph<S: GraphState> {
     /// Static breakpoints (node indices).
     pub(crate) interrupt_before: Vec<usize>,
     pub(crate) interrupt_after: Vec<usize>,
+    /// Per node, whether it is deferred ([`StateGraph::defer`](crate::StateGraph::defer));
+    /// `None` when no node is, so a step of such a graph never looks.
+    pub(crate) deferred: Option<Arc<[bool]>>,
     /// SHA-256 (hex) of the topology; see [`CompiledGraph::graph_version`].
     pub(crate) version: Arc<str>,
     /// `S::SCHEMA_VERSION`, shared by every checkpoint the graph writes.
@@ -125,8 +128,9 @@ impl<S: GraphState> fmt::Debug for CompiledGraph<S> {
 }
 
 impl<S: GraphState> CompiledGraph<S> {
-    /// SHA-256 (hex) of the graph's topology: its node names, edges, joins and
-    /// conditional edges with their declared targets, in a canonical order. Stored in
+    /// SHA-256 (hex) of the graph's topology: its node names, edges, joins,
+    /// conditional edges with their declared targets and deferred nodes, in a
+    /// canonical order. Stored in
     /// every checkpoint, so a thread's history shows which version of the graph
     /// wrote each step.
     pub fn graph_version(&self) -> &str {

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use super::def::{NodeDef, NodeHandle};
+use super::handoff::Handoff;
 use super::naming::NamedNode;
 use super::output::{End, Goto, NodeOutput, NodeResult, NodeReturn};
 use super::send;
@@ -139,21 +140,6 @@ pub struct Command<S: GraphState> {
     pub(crate) goto: Vec<Goto<S>>,
     pub(crate) resume: Option<Resume>,
     pub(crate) parent: Option<Handoff>,
-}
-
-/// A command for the parent graph, carried out of a subgraph by
-/// [`Command::parent`]: the parent's own `Command`, erased while it crosses the
-/// child's runtime.
-pub struct Handoff {
-    pub(crate) command: Box<dyn std::any::Any + std::marker::Send + Sync>,
-    /// The state type of the graph the command is for.
-    pub(crate) state: &'static str,
-}
-
-impl std::fmt::Debug for Handoff {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Handoff(Command<{}>)", self.state)
-    }
 }
 
 /// Answers to pending interrupts, given with [`Command::resume`] or

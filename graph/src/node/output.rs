@@ -16,7 +16,7 @@ pub struct NodeOutput<S: GraphState> {
     pub(crate) writes: Vec<S::Update>,
     pub(crate) goto: Vec<Goto<S>>,
     /// A command for the parent graph ([`Command::parent`](super::Command::parent)).
-    pub(crate) parent: Option<super::control::Handoff>,
+    pub(crate) parent: Option<super::handoff::Handoff>,
 }
 
 impl<S: GraphState> NodeOutput<S> {

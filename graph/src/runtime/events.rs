@@ -43,19 +43,20 @@ pub(super) struct CheckpointEvent {
 
 impl CheckpointEvent {
     /// `None` (nothing copied) unless the stream wants checkpoints or debug events.
+    /// `next` names the nodes the next step runs (as `get_state` shows them).
     pub(super) fn capture<S: GraphState>(
         em: Option<&Emitter<S>>,
         config: impl FnOnce() -> CheckpointConfig,
         parent: &CheckpointConfig,
         metadata: &CheckpointMetadata,
-        next: &[crate::checkpoint::PlannedTask],
+        next: impl FnOnce() -> Vec<String>,
     ) -> Option<Self> {
         em.filter(|em| em.wants(StreamMode::CHECKPOINTS | StreamMode::DEBUG))
             .map(|_| Self {
                 config: config(),
                 parent: parent.clone(),
                 metadata: metadata.clone(),
-                next: next.iter().map(|t| t.node.clone()).collect(),
+                next: next(),
             })
     }
 

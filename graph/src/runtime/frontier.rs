@@ -1,5 +1,10 @@
 //! The next superstep's tasks: pull tasks (edges, routers, `goto`) deduplicated and
 //! ordered by node name, then `Send` tasks in emission order.
+//!
+//! Tasks of deferred nodes ([`StateGraph::defer`](crate::StateGraph::defer)) stay
+//! planned while a task of another node is due: [`Frontier::take`] leaves them, so a
+//! trigger arriving meanwhile finds the pull already planned (one run), and a
+//! checkpoint's `next` keeps them.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -21,6 +26,29 @@ pub(crate) struct Frontier {
     tracking: bool,
     source: Option<Arc<str>>,
     triggers: Vec<Vec<Arc<str>>>,
+    /// Per node, whether it is deferred; `None` when no node is.
+    deferred: Option<Arc<[bool]>>,
+}
+
+/// Whether the tasks of deferred nodes among the planned ones (by node) wait: some
+/// are of a deferred node and some are not. Returns the deferred flags then.
+pub(crate) fn holding(
+    deferred: Option<&[bool]>,
+    planned: impl IntoIterator<Item = usize>,
+) -> Option<&[bool]> {
+    let flags = deferred?;
+    let (mut waiting, mut due) = (false, false);
+    for node in planned {
+        if flags.get(node).copied().unwrap_or(false) {
+            waiting = true;
+        } else {
+            due = true;
+        }
+        if waiting && due {
+            return Some(flags);
+        }
+    }
+    None
 }
 
 impl Frontier {
@@ -32,7 +60,39 @@ impl Frontier {
             tracking: false,
             source: None,
             triggers: Vec::new(),
+            deferred: None,
         }
+    }
+
+    /// Marks the deferred nodes (per node; `None` when no node is).
+    pub(crate) fn defer(&mut self, deferred: Option<Arc<[bool]>>) {
+        self.deferred = deferred;
+    }
+
+    /// The deferred flags, when planned tasks of deferred nodes wait this step.
+    fn held(&self) -> Option<&[bool]> {
+        let pushes = self.pushes.iter().map(|(n, _, _)| *n);
+        holding(
+            self.deferred.as_deref(),
+            self.pulls.iter().copied().chain(pushes),
+        )
+    }
+
+    /// The tasks the next step runs, in apply order, without taking them: the
+    /// planned ones but for those of deferred nodes that wait.
+    pub(crate) fn due(&self) -> impl Iterator<Item = (usize, Option<Payload>)> + '_ {
+        let held = self.held();
+        self.planned()
+            .filter(move |(n, _)| held.is_none_or(|flags| !flags[*n]))
+    }
+
+    /// The deferred nodes with planned tasks that wait this step, in apply order
+    /// (one entry per task).
+    pub(crate) fn waiting(&self) -> impl Iterator<Item = usize> + '_ {
+        let held = self.held();
+        self.planned()
+            .map(|(n, _)| n)
+            .filter(move |n| held.is_some_and(|flags| flags[*n]))
     }
 
     /// Starts recording what schedules each task.
@@ -124,8 +184,14 @@ impl Frontier {
         self.pushes.clear();
     }
 
-    /// The planned tasks in apply order; leaves the frontier empty.
+    /// The tasks the next step runs, in apply order; leaves the frontier empty but
+    /// for the tasks of deferred nodes that wait (see [`Frontier::due`]).
     pub(crate) fn take(&mut self) -> Vec<Task> {
+        if self.held().is_some()
+            && let Some(flags) = self.deferred.clone()
+        {
+            return self.take_due(&flags);
+        }
         // Node indices follow node names, so sorting them is the name order.
         self.pulls.sort_unstable();
         let mut tasks = Vec::with_capacity(self.pulls.len() + self.pushes.len());
@@ -148,5 +214,123 @@ impl Frontier {
             triggers,
         }));
         tasks
+    }
+
+    /// [`Frontier::take`] when tasks of deferred nodes wait: they stay planned (with
+    /// their triggers), in their order.
+    fn take_due(&mut self, deferred: &[bool]) -> Vec<Task> {
+        self.pulls.sort_unstable();
+        let mut tasks = Vec::with_capacity(self.len());
+        let mut kept = Vec::new();
+        for node in std::mem::take(&mut self.pulls) {
+            if deferred[node] {
+                kept.push(node);
+                continue;
+            }
+            self.scheduled[node] = false;
+            let triggers = self
+                .triggers
+                .get_mut(node)
+                .map(std::mem::take)
+                .unwrap_or_default();
+            tasks.push(Task {
+                node,
+                payload: None,
+                triggers,
+            });
+        }
+        self.pulls = kept;
+        let mut kept = Vec::new();
+        for (node, payload, triggers) in std::mem::take(&mut self.pushes) {
+            if deferred[node] {
+                kept.push((node, payload, triggers));
+            } else {
+                tasks.push(Task {
+                    node,
+                    payload: Some(payload),
+                    triggers,
+                });
+            }
+        }
+        self.pushes = kept;
+        tasks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload(n: u32) -> Payload {
+        Arc::new(n)
+    }
+
+    fn nodes(tasks: &[Task]) -> Vec<(usize, bool)> {
+        tasks
+            .iter()
+            .map(|t| (t.node, t.payload.is_some()))
+            .collect()
+    }
+
+    /// Nodes 0..4; node 2 is deferred.
+    fn frontier() -> Frontier {
+        let mut f = Frontier::new(4);
+        f.defer(Some(Arc::from([false, false, true, false])));
+        f
+    }
+
+    #[test]
+    fn holding_needs_both_a_deferred_and_another_task() {
+        let flags = [false, true];
+        assert!(holding(None, [0, 1]).is_none());
+        assert!(holding(Some(&flags), [1, 1]).is_none());
+        assert!(holding(Some(&flags), [0]).is_none());
+        assert!(holding(Some(&flags), [1, 0]).is_some());
+    }
+
+    #[test]
+    fn a_deferred_pull_waits_and_later_triggers_join_it() {
+        let mut f = frontier();
+        f.pull(2);
+        f.pull(3);
+        f.push(2, payload(7));
+        assert_eq!(f.due().map(|(n, _)| n).collect::<Vec<_>>(), [3]);
+        assert_eq!(f.waiting().collect::<Vec<_>>(), [2, 2]);
+        assert_eq!(nodes(&f.take()), [(3, false)]);
+        // Still planned (a checkpoint keeps them); a new trigger adds no second pull.
+        assert_eq!(f.len(), 2);
+        f.pull(2);
+        f.pull(1);
+        f.push(2, payload(8));
+        assert_eq!(nodes(&f.take()), [(1, false)]);
+        assert_eq!(nodes(&f.take()), [(2, false), (2, true), (2, true)]);
+        assert!(f.is_empty());
+        assert!(f.take().is_empty());
+    }
+
+    #[test]
+    fn tasks_put_back_keep_the_waiting_ones() {
+        let mut f = frontier();
+        f.pull(2);
+        f.pull(0);
+        let tasks = f.take();
+        f.put_back(tasks);
+        assert_eq!(
+            f.planned().map(|(n, _)| n).collect::<Vec<_>>(),
+            [0, 2],
+            "in apply order, the waiting task once"
+        );
+        assert_eq!(nodes(&f.take()), [(0, false)]);
+    }
+
+    #[test]
+    fn without_deferred_nodes_everything_is_due() {
+        let mut f = Frontier::new(3);
+        f.pull(2);
+        f.pull(0);
+        f.push(1, payload(1));
+        assert_eq!(f.waiting().count(), 0);
+        assert_eq!(nodes(&f.take()), [(0, false), (2, false), (1, true)]);
+        assert!(f.is_empty());
     }
 }

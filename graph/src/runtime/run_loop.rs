@@ -163,7 +163,11 @@ impl<'g, S: GraphState> Loop<'g, S> {
             versions_seen: BTreeMap::new(),
             no_answers: Arc::from(Vec::new()),
             key_buf: String::new(),
-            next: Frontier::new(g.nodes.len()),
+            next: {
+                let mut next = Frontier::new(g.nodes.len());
+                next.defer(g.deferred.clone());
+                next
+            },
             barriers: g
                 .joins
                 .iter()

@@ -114,7 +114,13 @@ impl<'g, S: GraphState> Loop<'g, S> {
             || p.at(Some(checkpoint.id.clone())),
             &parent,
             &metadata,
-            &checkpoint.next,
+            || {
+                let g = self.g;
+                self.next
+                    .due()
+                    .map(|(n, _)| g.nodes[n].name.to_string())
+                    .collect()
+            },
         );
         if p.durability == config::Durability::Async {
             p.enqueue(SaveOp::Checkpoint {

@@ -33,8 +33,13 @@ pub struct StateSnapshot<S> {
     /// tasks of the next step applied).
     pub values: S,
     /// The nodes of the next step, in task order (in the latest view, without those
-    /// whose writes are already saved).
+    /// whose writes are already saved). A deferred node whose trigger waits for
+    /// other tasks to finish is not among them: see [`StateSnapshot::deferred`].
     pub next: Vec<String>,
+    /// Deferred nodes ([`StateGraph::defer`](crate::StateGraph::defer)) that are
+    /// triggered but wait: they run in the first step in which no other task is due,
+    /// not in the next one. One entry per waiting task, in task order.
+    pub deferred: Vec<String>,
     /// Names this checkpoint.
     pub config: CheckpointConfig,
     /// Its parent, if any.
@@ -47,6 +52,31 @@ pub struct StateSnapshot<S> {
     pub tasks: Vec<TaskSnapshot>,
     /// Interrupts the next step is waiting on (answer them with `Command::resume`).
     pub interrupts: Vec<Interrupt>,
+}
+
+/// A stored checkpoint's planned tasks as (node, is a `Send`), split into those the
+/// next step runs and the deferred nodes that wait.
+fn split_deferred<S: GraphState>(
+    g: &crate::compile::Graph<S>,
+    next: &[crate::checkpoint::PlannedTask],
+) -> (Vec<(String, bool)>, Vec<String>) {
+    let index = |p: &crate::checkpoint::PlannedTask| g.index.get(p.node.as_str()).copied();
+    let held = super::frontier::holding(g.deferred.as_deref(), next.iter().filter_map(index));
+    let waits = |p: &crate::checkpoint::PlannedTask| {
+        held.zip(index(p))
+            .is_some_and(|(flags, i)| flags.get(i).copied().unwrap_or(false))
+    };
+    let planned = next
+        .iter()
+        .filter(|p| !waits(p))
+        .map(|p| (p.node.clone(), p.payload.is_some()))
+        .collect();
+    let deferred = next
+        .iter()
+        .filter(|p| waits(p))
+        .map(|p| p.node.clone())
+        .collect();
+    (planned, deferred)
 }
 
 impl<S: GraphState> CompiledGraph<S> {
@@ -118,15 +148,20 @@ impl<S: GraphState> CompiledGraph<S> {
                 .map(|w| w.value.as_str().unwrap_or_default().to_string());
             (has_writes, error)
         };
-        let (values, planned, interrupts) = if apply_pending {
+        let (values, planned, deferred, interrupts) = if apply_pending {
             // Exactly what a run continuing from here would start from: saved outputs
             // of finished tasks applied, resume commands replayed, interrupts waiting.
             let config = RunConfig::new();
             let lp = super::run_loop::Loop::inspect(g, &config, saver, &tuple).await?;
             let planned: Vec<(String, bool)> = lp
                 .next
-                .planned()
+                .due()
                 .map(|(n, payload)| (g.nodes[n].name.to_string(), payload.is_some()))
+                .collect();
+            let deferred = lp
+                .next
+                .waiting()
+                .map(|n| g.nodes[n].name.to_string())
                 .collect();
             let ids =
                 super::algo::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
@@ -165,16 +200,11 @@ impl<S: GraphState> CompiledGraph<S> {
                     }
                 }
             }
-            (values, planned, interrupts)
+            (values, planned, deferred, interrupts)
         } else {
             let restored = persist::restore::<S>(&*saver, &tuple, &g.migrations).await?;
-            let planned = tuple
-                .checkpoint
-                .next
-                .iter()
-                .map(|p| (p.node.clone(), p.payload.is_some()))
-                .collect();
-            (restored.state, planned, Vec::new())
+            let (planned, deferred) = split_deferred(g, &tuple.checkpoint.next);
+            (restored.state, planned, deferred, Vec::new())
         };
         let ids =
             super::algo::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
@@ -207,6 +237,7 @@ impl<S: GraphState> CompiledGraph<S> {
             metadata: tuple.metadata,
             tasks,
             interrupts,
+            deferred,
         })
     }
 
