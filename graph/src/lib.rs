@@ -44,7 +44,7 @@ pub use node::{IntoPayload, Send};
 pub use retry::RetryPolicy;
 pub use runtime::{
     ContinueReason, Durability, NodePanic, RunConfig, RunError, RunInput, RunOutput, StateSnapshot,
-    TaskSnapshot, UpdateAs,
+    SubgraphState, TaskSnapshot, UpdateAs,
 };
 pub use state::{
     Add, Addable, Append, Change, ChangeSet, ChannelInfo, ChannelKey, ChannelWrite, Checkpointable,

@@ -1,8 +1,12 @@
 //! The declared shape of a graph, below the builder and the compiled form: edge
 //! ends ([`Endpoint`]), the topology kept for drawing, and what a parent graph knows
-//! of a subgraph's shape.
+//! of a subgraph (its shape, and how to read its state).
 
+use std::any::Any;
 use std::sync::Arc;
+
+use crate::checkpoint::CheckpointSaver;
+use crate::future::BoxFuture;
 
 /// One end of an edge.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -41,4 +45,13 @@ pub(crate) trait ChildGraph: Send + Sync + 'static {
     fn topology(&self) -> &Topology;
     /// The child's own subgraphs, by node name.
     fn children(&self) -> Vec<(Arc<str>, Arc<dyn ChildGraph>)>;
+    /// The child's state at its latest checkpoint in namespace `ns` of `thread`, as
+    /// the runtime's `Result<Option<SubgraphState>, RunError>` (erased here, below
+    /// the runtime).
+    fn inspect<'a>(
+        &'a self,
+        saver: Arc<dyn CheckpointSaver>,
+        thread: &'a str,
+        ns: String,
+    ) -> BoxFuture<'a, Box<dyn Any + Send>>;
 }

@@ -428,6 +428,28 @@ async fn three_levels_pause_at_the_deepest_and_resume_there() {
             json!({ "draft": "draft on eels" })
         );
 
+        // The nested state: the parent's pending task carries research's state,
+        // whose pending task carries review's, which waits on the interrupt.
+        let plain = g.get_state(&config).await.unwrap().unwrap();
+        assert!(
+            plain.tasks[0].state.is_none(),
+            "{name}: get_state stays shallow"
+        );
+        let state = g.get_state_subgraphs(&config).await.unwrap().unwrap();
+        assert_eq!(state.tasks.len(), 1, "{name}");
+        let research = state.tasks[0].state.as_deref().expect("research's state");
+        assert_eq!(research.ns, segments[0], "{name}");
+        assert_eq!(research.values["topic"], json!("eels"), "{name}");
+        assert_eq!(research.values["notes"], json!(["0 on eels"]), "{name}");
+        assert_eq!(research.next, ["review"], "{name}");
+        let review = research.tasks[0].state.as_deref().expect("review's state");
+        assert_eq!(review.ns, *ns, "{name}");
+        assert_eq!(review.values["draft"], json!("draft on eels"), "{name}");
+        assert_eq!(review.next, ["judge"], "{name}");
+        assert_eq!(review.interrupts.len(), 1, "{name}");
+        assert_eq!(review.interrupts, paused.interrupts, "{name}");
+        assert_eq!(review.config.checkpoint_ns, *ns, "{name}");
+
         let done = g
             .invoke(Command::resume("approved"), &config)
             .await

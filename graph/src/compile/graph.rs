@@ -142,16 +142,3 @@ impl<S: GraphState> CompiledGraph<S> {
         self.graph.nodes.iter().map(|n| &*n.name)
     }
 }
-
-impl<C: GraphState> ChildGraph for Graph<C> {
-    fn topology(&self) -> &Topology {
-        &self.topology
-    }
-
-    fn children(&self) -> Vec<(Arc<str>, Arc<dyn ChildGraph>)> {
-        self.nodes
-            .iter()
-            .filter_map(|n| n.child.clone().map(|c| (n.name.clone(), c)))
-            .collect()
-    }
-}

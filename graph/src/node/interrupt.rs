@@ -8,7 +8,7 @@ use super::error::NodeError;
 /// after the step's other tasks finish and reports it; resuming with
 /// `Command::resume(..)` re-runs the node, and the same `interrupt` call then returns
 /// the resume value.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Interrupt {
     /// Stable for the checkpoint it was raised on; a fork raises it again with a new id.
     pub id: String,

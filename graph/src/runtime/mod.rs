@@ -5,6 +5,7 @@
 
 mod algo;
 mod caching;
+mod child_state;
 mod config;
 mod error;
 mod events;
@@ -25,5 +26,5 @@ mod writer;
 pub use config::{Durability, RunConfig, RunInput, RunOutput};
 pub use error::{ContinueReason, NodePanic, RunError};
 pub(crate) use nested::{ChildEnd, run_child};
-pub use snapshot::{StateSnapshot, TaskSnapshot};
+pub use snapshot::{StateSnapshot, SubgraphState, TaskSnapshot};
 pub use update::UpdateAs;

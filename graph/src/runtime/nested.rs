@@ -59,10 +59,25 @@ pub(crate) enum ChildEnd<C> {
 /// The namespace segment of a task: `{node}:{digest of the task's key}`, the same
 /// every time the task runs.
 fn segment(ctx: &NodeContext) -> String {
+    segment_for(&ctx.node, &ctx.task_key)
+}
+
+/// The namespace segment of the task of `node` whose key is `task_key`
+/// (`{thread}:{checkpoint}:{task id}`).
+pub(crate) fn segment_for(node: &str, task_key: &str) -> String {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(ctx.task_key.as_bytes());
+    let digest = Sha256::digest(task_key.as_bytes());
     let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("{}:{hex}", ctx.node)
+    format!("{node}:{hex}")
+}
+
+/// `segment` under namespace `parent`.
+pub(crate) fn join_ns(parent: &str, segment: String) -> String {
+    if parent.is_empty() {
+        segment
+    } else {
+        format!("{parent}{NS_SEP}{segment}")
+    }
 }
 
 /// Runs `child` for the task `ctx` describes. With `inherit`, the child's checkpoints
@@ -76,11 +91,7 @@ pub(crate) async fn run_child<C: GraphState>(
     inherit: bool,
 ) -> Result<ChildEnd<C>, RunError> {
     let scope = ctx.scope.as_ref().and_then(|s| s.downcast_ref::<Scope>());
-    let segment = segment(ctx);
-    let ns = match scope.map(|s| s.ns.as_str()) {
-        Some(parent) if !parent.is_empty() => format!("{parent}{NS_SEP}{segment}"),
-        _ => segment,
-    };
+    let ns = join_ns(scope.map_or("", |s| s.ns.as_str()), segment(ctx));
     let mut config = RunConfig::new();
     config.thread_id = ctx.thread_id.clone();
     if let Some(scope) = scope {

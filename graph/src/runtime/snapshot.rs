@@ -23,6 +23,30 @@ pub struct TaskSnapshot {
     pub error: Option<String>,
     /// Whether its writes are saved (it finished and will not run again).
     pub has_writes: bool,
+    /// For a task of a subgraph node, the child's state in the task's namespace —
+    /// filled by [`CompiledGraph::get_state_subgraphs`](crate::CompiledGraph::get_state_subgraphs) when the child has a
+    /// checkpoint.
+    pub state: Option<Box<SubgraphState>>,
+}
+
+/// A subgraph's state at its latest checkpoint in one task's namespace. Its channel
+/// values are JSON (the child's state type is not the parent's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SubgraphState {
+    /// The namespace (`node:digest`, nested levels joined by `|`).
+    pub ns: String,
+    /// The child's channels, by name.
+    pub values: serde_json::Map<String, serde_json::Value>,
+    /// The child's nodes of its next step.
+    pub next: Vec<String>,
+    /// The child's next step's tasks (a subgraph task among them carries its own
+    /// state, and so on down).
+    pub tasks: Vec<TaskSnapshot>,
+    /// Interrupts the child is waiting on.
+    pub interrupts: Vec<Interrupt>,
+    /// Names the child's checkpoint.
+    pub config: CheckpointConfig,
 }
 
 /// A thread's state at one checkpoint.
@@ -114,131 +138,7 @@ impl<S: GraphState> CompiledGraph<S> {
                     needed_by: "reading a thread's state",
                 },
             })?;
-        let g = &*self.graph;
-        let step = tuple.metadata.step.saturating_add(1);
-        let reruns = tuple
-            .pending_writes
-            .iter()
-            .filter(|w| w.channel == persist::WRITE_REJECTED)
-            .count();
-        let reruns = u32::try_from(reruns).unwrap_or(u32::MAX);
-        // Saved writes that cannot be applied together (a step cut short before its
-        // writes were checked): shown on their tasks, not a failure to read.
-        let mut rejected = None;
-        let task_info = |id: &str| {
-            let own: Vec<&PendingWrite> = tuple
-                .pending_writes
-                .iter()
-                .filter(|w| w.task_id == id)
-                .collect();
-            // A task with its own saved writes finished, whatever an earlier attempt
-            // recorded.
-            let has_writes = own.iter().any(|w| {
-                !matches!(
-                    w.channel.as_str(),
-                    persist::WRITE_ERROR
-                        | persist::WRITE_INTERRUPT
-                        | persist::WRITE_RESUME
-                        | persist::WRITE_REJECTED
-                )
-            });
-            let error = (!has_writes)
-                .then(|| own.iter().find(|w| w.channel == persist::WRITE_ERROR))
-                .flatten()
-                .map(|w| w.value.as_str().unwrap_or_default().to_string());
-            (has_writes, error)
-        };
-        let (values, planned, deferred, interrupts) = if apply_pending {
-            // Exactly what a run continuing from here would start from: saved outputs
-            // of finished tasks applied, resume commands replayed, interrupts waiting.
-            let config = RunConfig::new();
-            let lp = super::run_loop::Loop::inspect(g, &config, saver, &tuple).await?;
-            let planned: Vec<(String, bool)> = lp
-                .next
-                .due()
-                .map(|(n, payload)| (g.nodes[n].name.to_string(), payload.is_some()))
-                .collect();
-            let deferred = lp
-                .next
-                .waiting()
-                .map(|n| g.nodes[n].name.to_string())
-                .collect();
-            let ids =
-                super::algo::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
-            let mut values = lp.state.clone();
-            let mut writes = Vec::new();
-            let mut interrupts = Vec::new();
-            if let Some(p) = &lp.persist {
-                for ((node, _), id) in planned.iter().zip(&ids) {
-                    if let Some(saved) = p.resumed.get(id) {
-                        let saved: Vec<&PendingWrite> = saved.iter().collect();
-                        let out = persist::decode_output(
-                            g,
-                            &tuple.config.thread_id,
-                            &tuple.checkpoint.id,
-                            &saved,
-                        )?;
-                        let name: std::sync::Arc<str> = node.as_str().into();
-                        writes.extend(out.writes.into_iter().map(|u| Write::new(name.clone(), u)));
-                    }
-                    if let Some(i) = p.waiting.get(id) {
-                        interrupts.push(i.clone());
-                    }
-                }
-            }
-            if !writes.is_empty() {
-                let mut applied = values.clone();
-                match applied.apply_writes(writes) {
-                    Ok(_) => values = applied,
-                    Err(source) => {
-                        let step = usize::try_from(step).unwrap_or(0);
-                        let error = RunError::InvalidUpdate {
-                            step: Some(step),
-                            source,
-                        };
-                        rejected = Some(error.to_string());
-                    }
-                }
-            }
-            (values, planned, deferred, interrupts)
-        } else {
-            let restored = persist::restore::<S>(&*saver, &tuple, &g.migrations).await?;
-            let (planned, deferred) = split_deferred(g, &tuple.checkpoint.next);
-            (restored.state, planned, deferred, Vec::new())
-        };
-        let ids =
-            super::algo::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
-        let mut tasks = Vec::new();
-        for ((node, _), id) in planned.iter().zip(ids) {
-            let (has_writes, mut error) = task_info(&id);
-            if has_writes && rejected.is_some() {
-                error.clone_from(&rejected);
-            }
-            tasks.push(TaskSnapshot {
-                id,
-                node: node.clone(),
-                error,
-                has_writes,
-            });
-        }
-        // The latest view leaves out tasks whose writes are already saved; a stored
-        // checkpoint shows everything that was planned after it.
-        let next = tasks
-            .iter()
-            .filter(|t| !(apply_pending && t.has_writes))
-            .map(|t| t.node.clone())
-            .collect();
-        Ok(StateSnapshot {
-            values,
-            next,
-            created_at: tuple.checkpoint.ts.clone(),
-            config: tuple.config,
-            parent_config: tuple.parent_config,
-            metadata: tuple.metadata,
-            tasks,
-            interrupts,
-            deferred,
-        })
+        snapshot_of(&self.graph, saver, tuple, apply_pending).await
     }
 
     /// The thread's state at its latest checkpoint (with finished tasks' saved writes
@@ -365,4 +265,137 @@ impl<S: GraphState> CompiledGraph<S> {
         }
         Ok(out)
     }
+}
+
+/// The snapshot of `tuple` (a checkpoint of graph `g`, in any namespace of its thread).
+pub(crate) async fn snapshot_of<S: GraphState>(
+    g: &crate::compile::Graph<S>,
+    saver: std::sync::Arc<dyn crate::checkpoint::CheckpointSaver>,
+    tuple: CheckpointTuple,
+    apply_pending: bool,
+) -> Result<StateSnapshot<S>, RunError> {
+    let step = tuple.metadata.step.saturating_add(1);
+    let reruns = tuple
+        .pending_writes
+        .iter()
+        .filter(|w| w.channel == persist::WRITE_REJECTED)
+        .count();
+    let reruns = u32::try_from(reruns).unwrap_or(u32::MAX);
+    // Saved writes that cannot be applied together (a step cut short before its
+    // writes were checked): shown on their tasks, not a failure to read.
+    let mut rejected = None;
+    let task_info = |id: &str| {
+        let own: Vec<&PendingWrite> = tuple
+            .pending_writes
+            .iter()
+            .filter(|w| w.task_id == id)
+            .collect();
+        // A task with its own saved writes finished, whatever an earlier attempt
+        // recorded.
+        let has_writes = own.iter().any(|w| {
+            !matches!(
+                w.channel.as_str(),
+                persist::WRITE_ERROR
+                    | persist::WRITE_INTERRUPT
+                    | persist::WRITE_RESUME
+                    | persist::WRITE_REJECTED
+            )
+        });
+        let error = (!has_writes)
+            .then(|| own.iter().find(|w| w.channel == persist::WRITE_ERROR))
+            .flatten()
+            .map(|w| w.value.as_str().unwrap_or_default().to_string());
+        (has_writes, error)
+    };
+    let (values, planned, deferred, interrupts) = if apply_pending {
+        // Exactly what a run continuing from here would start from: saved outputs
+        // of finished tasks applied, resume commands replayed, interrupts waiting.
+        let config = RunConfig::new();
+        let lp = super::run_loop::Loop::inspect(g, &config, saver, &tuple).await?;
+        let planned: Vec<(String, bool)> = lp
+            .next
+            .due()
+            .map(|(n, payload)| (g.nodes[n].name.to_string(), payload.is_some()))
+            .collect();
+        let deferred = lp
+            .next
+            .waiting()
+            .map(|n| g.nodes[n].name.to_string())
+            .collect();
+        let ids =
+            super::algo::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
+        let mut values = lp.state.clone();
+        let mut writes = Vec::new();
+        let mut interrupts = Vec::new();
+        if let Some(p) = &lp.persist {
+            for ((node, _), id) in planned.iter().zip(&ids) {
+                if let Some(saved) = p.resumed.get(id) {
+                    let saved: Vec<&PendingWrite> = saved.iter().collect();
+                    let out = persist::decode_output(
+                        g,
+                        &tuple.config.thread_id,
+                        &tuple.checkpoint.id,
+                        &saved,
+                    )?;
+                    let name: std::sync::Arc<str> = node.as_str().into();
+                    writes.extend(out.writes.into_iter().map(|u| Write::new(name.clone(), u)));
+                }
+                if let Some(i) = p.waiting.get(id) {
+                    interrupts.push(i.clone());
+                }
+            }
+        }
+        if !writes.is_empty() {
+            let mut applied = values.clone();
+            match applied.apply_writes(writes) {
+                Ok(_) => values = applied,
+                Err(source) => {
+                    let step = usize::try_from(step).unwrap_or(0);
+                    let error = RunError::InvalidUpdate {
+                        step: Some(step),
+                        source,
+                    };
+                    rejected = Some(error.to_string());
+                }
+            }
+        }
+        (values, planned, deferred, interrupts)
+    } else {
+        let restored = persist::restore::<S>(&*saver, &tuple, &g.migrations).await?;
+        let (planned, deferred) = split_deferred(g, &tuple.checkpoint.next);
+        (restored.state, planned, deferred, Vec::new())
+    };
+    let ids = super::algo::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
+    let mut tasks = Vec::new();
+    for ((node, _), id) in planned.iter().zip(ids) {
+        let (has_writes, mut error) = task_info(&id);
+        if has_writes && rejected.is_some() {
+            error.clone_from(&rejected);
+        }
+        tasks.push(TaskSnapshot {
+            id,
+            node: node.clone(),
+            error,
+            has_writes,
+            state: None,
+        });
+    }
+    // The latest view leaves out tasks whose writes are already saved; a stored
+    // checkpoint shows everything that was planned after it.
+    let next = tasks
+        .iter()
+        .filter(|t| !(apply_pending && t.has_writes))
+        .map(|t| t.node.clone())
+        .collect();
+    Ok(StateSnapshot {
+        values,
+        next,
+        created_at: tuple.checkpoint.ts.clone(),
+        config: tuple.config,
+        parent_config: tuple.parent_config,
+        metadata: tuple.metadata,
+        tasks,
+        interrupts,
+        deferred,
+    })
 }

@@ -1,0 +1,147 @@
+//! Reading subgraphs' states under their parent: [`CompiledGraph::get_state_subgraphs`]
+//! and the [`SubgraphState`] each pending subgraph task carries.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::error::RunError;
+use super::nested::{join_ns, segment_for};
+use super::persist;
+use super::snapshot::{StateSnapshot, SubgraphState, TaskSnapshot, snapshot_of};
+use crate::checkpoint::{CheckpointError, CheckpointSaver};
+use crate::compile::{CompiledGraph, Graph};
+use crate::future::BoxFuture;
+use crate::shape::{ChildGraph, Topology};
+use crate::state::GraphState;
+
+impl<S: GraphState> CompiledGraph<S> {
+    /// [`get_state`](CompiledGraph::get_state), with the state of every pending
+    /// subgraph task filled in ([`TaskSnapshot::state`]), at every depth — LangGraph's
+    /// `get_state(config, subgraphs=True)`. A subgraph waiting on an interrupt shows
+    /// it there with its namespace (as it also shows in the parent's `interrupts`).
+    ///
+    /// # Errors
+    /// As `get_state`.
+    pub async fn get_state_subgraphs(
+        &self,
+        config: &super::config::RunConfig,
+    ) -> Result<Option<StateSnapshot<S>>, RunError> {
+        let Some(mut snapshot) = self.get_state(config).await? else {
+            return Ok(None);
+        };
+        let Some(saver) = self.graph.saver.clone() else {
+            return Ok(Some(snapshot));
+        };
+        let checkpoint = snapshot.config.checkpoint_id.clone().unwrap_or_default();
+        let thread = snapshot.config.thread_id.clone();
+        fill(
+            &self.graph,
+            saver,
+            &thread,
+            "",
+            &checkpoint,
+            &mut snapshot.tasks,
+        )
+        .await?;
+        Ok(Some(snapshot))
+    }
+}
+
+/// Fills the state of the subgraph tasks among `tasks` (of checkpoint `checkpoint` in
+/// namespace `ns`).
+fn fill<'a, S: GraphState>(
+    g: &'a Graph<S>,
+    saver: Arc<dyn CheckpointSaver>,
+    thread: &'a str,
+    ns: &'a str,
+    checkpoint: &'a str,
+    tasks: &'a mut [TaskSnapshot],
+) -> BoxFuture<'a, Result<(), RunError>> {
+    Box::pin(async move {
+        for task in tasks {
+            let Some(child) = g
+                .index
+                .get(task.node.as_str())
+                .and_then(|&i| g.nodes[i].child.clone())
+            else {
+                continue;
+            };
+            let key = format!("{thread}:{checkpoint}:{}", task.id);
+            let child_ns = join_ns(ns, segment_for(&task.node, &key));
+            let found = child.inspect(saver.clone(), thread, child_ns).await;
+            // `inspect` of every compiled graph returns exactly this type.
+            if let Ok(state) = found.downcast::<Result<Option<SubgraphState>, RunError>>() {
+                task.state = (*state)?.map(Box::new);
+            }
+        }
+        Ok(())
+    })
+}
+
+async fn child_state<C: GraphState>(
+    g: &Graph<C>,
+    saver: Arc<dyn CheckpointSaver>,
+    thread: &str,
+    ns: String,
+) -> Result<Option<SubgraphState>, RunError> {
+    let at = persist::config_in(thread, &ns, None);
+    let Some(tuple) = saver.get_tuple(&at).await? else {
+        return Ok(None);
+    };
+    let snapshot = snapshot_of(g, saver.clone(), tuple, true).await?;
+    let mut values = serde_json::Map::new();
+    for info in C::CHANNELS {
+        let value = snapshot
+            .values
+            .encode_channel(info.index)
+            .map_err(|source| {
+                RunError::Checkpoint(CheckpointError::Channel {
+                    id: snapshot.config.checkpoint_id.clone().unwrap_or_default(),
+                    source,
+                })
+            })?;
+        if let Some(value) = value {
+            values.insert(info.name.to_string(), value);
+        }
+    }
+    let checkpoint = snapshot.config.checkpoint_id.clone().unwrap_or_default();
+    let mut tasks = snapshot.tasks;
+    fill(g, saver, thread, &ns, &checkpoint, &mut tasks).await?;
+    let mut interrupts = snapshot.interrupts;
+    for interrupt in interrupts.iter_mut().filter(|i| i.ns.is_empty()) {
+        interrupt.ns.clone_from(&ns);
+    }
+    Ok(Some(SubgraphState {
+        ns,
+        values,
+        next: snapshot.next,
+        tasks,
+        interrupts,
+        config: snapshot.config,
+    }))
+}
+
+impl<C: GraphState> ChildGraph for Graph<C> {
+    fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    fn children(&self) -> Vec<(Arc<str>, Arc<dyn ChildGraph>)> {
+        self.nodes
+            .iter()
+            .filter_map(|n| n.child.clone().map(|c| (n.name.clone(), c)))
+            .collect()
+    }
+
+    fn inspect<'a>(
+        &'a self,
+        saver: Arc<dyn CheckpointSaver>,
+        thread: &'a str,
+        ns: String,
+    ) -> BoxFuture<'a, Box<dyn Any + Send>> {
+        Box::pin(async move {
+            let state = child_state(self, saver, thread, ns).await;
+            Box::new(state) as Box<dyn Any + Send>
+        })
+    }
+}
