@@ -44,6 +44,10 @@ impl StreamMode {
     pub const CUSTOM: Self = Self(1 << 5);
     /// Every mode.
     pub const ALL: Self = Self(0b11_1111);
+    /// Also the events of subgraphs (in the same modes), each as a
+    /// [`StreamEvent::Subgraph`] tagged with its namespace — LangGraph's
+    /// `stream(.., subgraphs=True)`. Not part of [`ALL`](Self::ALL): add it with `|`.
+    pub const SUBGRAPHS: Self = Self(1 << 6);
 
     /// Whether every mode of `other` is in `self`.
     pub const fn contains(self, other: Self) -> bool {
@@ -72,6 +76,7 @@ impl fmt::Debug for StreamMode {
             (Self::CHECKPOINTS, "CHECKPOINTS"),
             (Self::DEBUG, "DEBUG"),
             (Self::CUSTOM, "CUSTOM"),
+            (Self::SUBGRAPHS, "SUBGRAPHS"),
         ];
         let set: Vec<&str> = names
             .iter()
@@ -202,6 +207,16 @@ pub enum StreamEvent<S: GraphState> {
         /// The pending interrupts.
         interrupts: Vec<Interrupt>,
     },
+    /// `SUBGRAPHS`: an event of a subgraph's run (at any depth), as it happens. The
+    /// event is the child's own event in its JSON form — the same shape as this
+    /// enum's serialized events (`{"type": "updates", ..}`), with the child's channel
+    /// values and updates as stored in checkpoints.
+    Subgraph {
+        /// The child's namespace (`node:digest`, nested levels joined by `|`).
+        ns: String,
+        /// The child's event.
+        event: Value,
+    },
 }
 
 impl<S: GraphState> StreamEvent<S> {
@@ -215,6 +230,7 @@ impl<S: GraphState> StreamEvent<S> {
             StreamEvent::Debug { .. } => StreamMode::DEBUG,
             StreamEvent::Custom { .. } => StreamMode::CUSTOM,
             StreamEvent::Interrupt { .. } => StreamMode::ALL,
+            StreamEvent::Subgraph { .. } => StreamMode::SUBGRAPHS,
         }
     }
 }
@@ -309,6 +325,11 @@ impl<S: GraphState + fmt::Debug> fmt::Debug for StreamEvent<S> {
             StreamEvent::Interrupt { interrupts } => f
                 .debug_struct("Interrupt")
                 .field("interrupts", interrupts)
+                .finish(),
+            StreamEvent::Subgraph { ns, event } => f
+                .debug_struct("Subgraph")
+                .field("ns", ns)
+                .field("event", event)
                 .finish(),
         }
     }

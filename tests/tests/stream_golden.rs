@@ -208,6 +208,8 @@ fn render<S: GraphState>(
         StreamEvent::Interrupt { interrupts } => {
             format!("interrupt {}", norm.interrupts(interrupts))
         }
+        // These graphs have no subgraphs (see `subgraph_stream.rs`).
+        StreamEvent::Subgraph { ns, event } => format!("subgraph {ns} {event}"),
     }
 }
 

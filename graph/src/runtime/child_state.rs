@@ -8,7 +8,7 @@ use super::error::RunError;
 use super::nested::{join_ns, segment_for};
 use super::persist;
 use super::snapshot::{StateSnapshot, SubgraphState, TaskSnapshot, snapshot_of};
-use crate::checkpoint::{CheckpointError, CheckpointSaver};
+use crate::checkpoint::CheckpointSaver;
 use crate::compile::{CompiledGraph, Graph};
 use crate::future::BoxFuture;
 use crate::shape::{ChildGraph, Topology};
@@ -89,21 +89,10 @@ async fn child_state<C: GraphState>(
         return Ok(None);
     };
     let snapshot = snapshot_of(g, saver.clone(), tuple, true).await?;
-    let mut values = serde_json::Map::new();
-    for info in C::CHANNELS {
-        let value = snapshot
-            .values
-            .encode_channel(info.index)
-            .map_err(|source| {
-                RunError::Checkpoint(CheckpointError::Channel {
-                    id: snapshot.config.checkpoint_id.clone().unwrap_or_default(),
-                    source,
-                })
-            })?;
-        if let Some(value) = value {
-            values.insert(info.name.to_string(), value);
-        }
-    }
+    let values = super::child_events::channels_json(
+        &snapshot.values,
+        snapshot.config.checkpoint_id.as_deref().unwrap_or_default(),
+    )?;
     let checkpoint = snapshot.config.checkpoint_id.clone().unwrap_or_default();
     let mut tasks = snapshot.tasks;
     fill(g, saver, thread, &ns, &checkpoint, &mut tasks).await?;

@@ -5,6 +5,7 @@
 
 mod algo;
 mod caching;
+mod child_events;
 mod child_state;
 mod config;
 mod error;

@@ -6,6 +6,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
+use super::child_events::ChildEvents;
 use super::config::{Durability, Nested, RunConfig, RunInput};
 use super::error::RunError;
 use super::run_loop::Loop;
@@ -13,6 +14,10 @@ use crate::checkpoint::CheckpointSaver;
 use crate::compile::Graph;
 use crate::node::{Command, Interrupt, NodeContext};
 use crate::state::GraphState;
+use crate::stream::Emitter;
+
+/// Events a child's run buffers before it waits for its parent's stream.
+const CHILD_EVENTS: usize = 64;
 
 /// Separates the segments of a namespace path (as LangGraph's `checkpoint_ns`).
 pub(crate) const NS_SEP: char = '|';
@@ -24,6 +29,8 @@ pub(crate) struct Scope {
     ns: String,
     durability: Durability,
     recursion_limit: usize,
+    /// Where children's events go, when the run streams with `SUBGRAPHS`.
+    events: Option<ChildEvents>,
 }
 
 impl<S: GraphState> Loop<'_, S> {
@@ -42,6 +49,7 @@ impl<S: GraphState> Loop<'_, S> {
                 .unwrap_or_default(),
             durability: self.config.durability,
             recursion_limit: self.config.recursion_limit,
+            events: ChildEvents::of(self.emitter.as_ref()),
         }))
     }
 }
@@ -102,7 +110,19 @@ pub(crate) async fn run_child<C: GraphState>(
         saver: scope.and_then(|s| s.saver.clone()).filter(|_| inherit),
         ns: ns.clone(),
     });
-    let mut lp = Loop::start(child, &config, None).await?;
+    let events = scope.and_then(|s| s.events.clone());
+    let (emitter, rx) = match &events {
+        Some(events) => {
+            let (tx, rx) = tokio::sync::mpsc::channel(CHILD_EVENTS);
+            let emitter = Emitter {
+                tx,
+                modes: events.modes,
+            };
+            (Some(emitter), Some(rx))
+        }
+        None => (None, None),
+    };
+    let mut lp = Loop::start(child, &config, emitter).await?;
     // A child with a checkpoint in its namespace ran before for this task: it
     // continues, answering its first waiting interrupt with the task's latest answer.
     let input = match &lp.persist {
@@ -117,7 +137,31 @@ pub(crate) async fn run_child<C: GraphState>(
         }
         _ => RunInput::Update(input),
     };
-    let out = match lp.run(input).await {
+    let result = match (events, rx) {
+        // The child's events go to the parent's stream while the child runs.
+        (Some(events), Some(mut rx)) => {
+            let mut run = std::pin::pin!(lp.run(input));
+            let result = loop {
+                tokio::select! {
+                    biased;
+                    Some(event) = rx.recv() => {
+                        if let Ok(event) = event {
+                            events.forward(&ns, event).await;
+                        }
+                    }
+                    out = &mut run => break out,
+                }
+            };
+            while let Ok(event) = rx.try_recv() {
+                if let Ok(event) = event {
+                    events.forward(&ns, event).await;
+                }
+            }
+            result
+        }
+        _ => lp.run(input).await,
+    };
+    let out = match result {
         Ok(out) => out,
         Err(RunError::ParentCommand { handoff, .. }) => return Ok(ChildEnd::Handoff(handoff)),
         Err(e) => return Err(e),

@@ -1,0 +1,175 @@
+//! Streaming with subgraphs: `StreamMode::SUBGRAPHS` adds the events of every
+//! subgraph's run (at any depth), tagged with its namespace, in the modes the parent
+//! streams; without it the stream holds the parent's events only. The order is fixed:
+//! a golden trace with nested namespaces (digests replaced by `<task>`).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use futures::StreamExt;
+use serde_json::json;
+use stategraph::RunInput;
+use stategraph::prelude::*;
+
+#[derive(GraphState, Clone, Debug, Default, PartialEq)]
+struct Desk {
+    question: String,
+    #[reducer(append)]
+    answers: Vec<String>,
+}
+
+#[derive(GraphState, Clone, Debug, Default, PartialEq)]
+struct Research {
+    topic: String,
+    #[reducer(append)]
+    notes: Vec<String>,
+}
+
+#[derive(GraphState, Clone, Debug, Default, PartialEq)]
+struct Review {
+    draft: String,
+    verdict: String,
+}
+
+#[node]
+async fn gather(r: &Research, ctx: &NodeContext) -> Result<ResearchUpdate, NodeError> {
+    ctx.emit(json!({ "gathering": r.topic })).await?;
+    Ok(Research::update().notes([format!("facts on {}", r.topic)]))
+}
+
+#[node]
+fn judge(r: &Review, ctx: &NodeContext) -> Result<ReviewUpdate, NodeError> {
+    let verdict: String = ctx.interrupt(json!({ "draft": r.draft }))?;
+    Ok(Review::update().verdict(verdict))
+}
+
+#[node]
+fn intake(d: &Desk) -> DeskUpdate {
+    Desk::update().answers([format!("asked: {}", d.question)])
+}
+
+fn graph() -> CompiledGraph<Desk> {
+    let review = StateGraph::<Review>::new()
+        .add_node(judge)
+        .add_edge(START, judge)
+        .compile()
+        .unwrap();
+    let mut research = StateGraph::<Research>::new();
+    let check = research.add_subgraph(Subgraph::new(
+        "review",
+        review,
+        |r: &Research| Review::update().draft(r.notes.join("; ")),
+        |v: &Review| Research::update().notes([format!("verdict: {}", v.verdict)]),
+    ));
+    research
+        .add_node(gather)
+        .add_edge(START, gather)
+        .add_edge(gather, &check);
+    let research = research.compile().unwrap();
+    let mut desk = StateGraph::<Desk>::new();
+    let sub = desk.add_subgraph(Subgraph::new(
+        "research",
+        research,
+        |d: &Desk| Research::update().topic(d.question.clone()),
+        |r: &Research| Desk::update().answers(r.notes.clone()),
+    ));
+    desk.add_node(intake)
+        .add_edge(START, intake)
+        .add_edge(intake, &sub);
+    desk.compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()))
+        .unwrap()
+}
+
+/// `research:0123456789abcdef|review:..` → `research:<task>|review:<task>`.
+fn masked(ns: &str) -> String {
+    ns.split('|')
+        .map(|seg| match seg.split_once(':') {
+            Some((node, digest)) if digest.len() == 16 => format!("{node}:<task>"),
+            _ => seg.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+async fn trace(
+    g: &CompiledGraph<Desk>,
+    input: impl Into<RunInput<Desk>>,
+    config: &RunConfig,
+    modes: StreamMode,
+) -> String {
+    let mut out = String::new();
+    let mut events = g.stream(input, config, modes);
+    while let Some(event) = events.next().await {
+        let line = match event.unwrap() {
+            StreamEvent::Values { step, values } => {
+                format!("values step={step} {:?}", values.answers)
+            }
+            StreamEvent::Updates { step, node, .. } => format!("updates step={step} {node}"),
+            StreamEvent::Custom { node, value } => format!("custom {node} {value}"),
+            StreamEvent::Interrupt { interrupts } => format!(
+                "interrupt {} at {} in {}",
+                interrupts[0].value,
+                interrupts[0].node,
+                masked(&interrupts[0].ns)
+            ),
+            StreamEvent::Subgraph { ns, mut event } => {
+                if let Some(i) = event.get_mut("interrupts") {
+                    for i in i.as_array_mut().into_iter().flatten() {
+                        if let Some(ns) = i.get("ns").and_then(|v| v.as_str()).map(masked) {
+                            i["ns"] = json!(ns);
+                        }
+                        i["id"] = json!("<id>");
+                    }
+                }
+                format!("  [{}] {event}", masked(&ns))
+            }
+            other => format!("other {:?}", other.mode()),
+        };
+        writeln!(out, "{line}").unwrap();
+    }
+    out
+}
+
+fn golden(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("golden")
+        .join(format!("{name}.trace"))
+}
+
+#[tokio::test]
+async fn subgraph_events_stream_with_their_namespaces_in_a_fixed_order() {
+    let g = graph();
+    let modes =
+        StreamMode::VALUES | StreamMode::UPDATES | StreamMode::CUSTOM | StreamMode::SUBGRAPHS;
+    let config = RunConfig::new().thread("streamed");
+    let mut actual = trace(&g, Desk::update().question("tides"), &config, modes).await;
+    actual.push_str("-- resume\n");
+    actual.push_str(&trace(&g, Command::resume("fine"), &config, modes).await);
+    stategraph_tests::golden::compare_or_bless(&golden("subgraphs"), "trace `subgraphs`", &actual);
+
+    // The same run again gives the same trace.
+    let again = graph();
+    let config = RunConfig::new().thread("streamed-again");
+    let mut second = trace(&again, Desk::update().question("tides"), &config, modes).await;
+    second.push_str("-- resume\n");
+    second.push_str(&trace(&again, Command::resume("fine"), &config, modes).await);
+    assert_eq!(second, actual);
+}
+
+#[tokio::test]
+async fn without_subgraphs_the_stream_holds_the_parent_s_events_only() {
+    let g = graph();
+    let config = RunConfig::new().thread("flat");
+    let modes = StreamMode::VALUES | StreamMode::UPDATES | StreamMode::CUSTOM;
+    let out = trace(&g, Desk::update().question("tides"), &config, modes).await;
+    assert!(!out.contains("  ["), "{out}");
+    assert!(out.contains("updates step=0 intake"), "{out}");
+    assert!(
+        out.ends_with(
+            "interrupt {\"draft\":\"facts on tides\"} at judge in research:<task>|review:<task>\n"
+        ),
+        "{out}"
+    );
+    let done = trace(&g, Command::resume("ok"), &config, modes).await;
+    assert!(done.contains("updates step=1 research"), "{done}");
+}
