@@ -19,6 +19,7 @@ pub mod node;
 pub mod retry;
 pub mod runtime;
 pub mod state;
+pub mod store;
 pub mod stream;
 
 #[doc(hidden)]
