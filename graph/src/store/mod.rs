@@ -97,8 +97,9 @@
 //!
 //! # In nodes: not checkpointed
 //!
-//! A graph compiled with `CompileOptions::store`
-//! gives every node the store through `NodeContext::store()`. Store calls are not
+//! A graph compiled with [`CompileOptions::store`](crate::CompileOptions::store)
+//! gives every node the store through
+//! [`NodeContext::store`](crate::NodeContext::store). Store calls are not
 //! part of the checkpoint and are not replayed: a node that runs again (a retry, a
 //! resume after an interrupt, a re-run from a checkpoint) makes its store calls
 //! again. Write by key, so that writing twice is the same as writing once.
