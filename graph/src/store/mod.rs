@@ -123,7 +123,7 @@ mod validate;
 
 pub use error::StoreError;
 pub use filter::{Condition, Filter, FilterOp, compare, field_at, json_eq};
-pub use index::{Embed, IndexConfig, best_score, cosine, order_hits, texts_to_embed};
+pub use index::{Embed, IndexConfig, best_score, cosine, embed_ops, order_hits, texts_to_embed};
 pub use memory::InMemoryStore;
 pub use namespaces::{WILDCARD, has_prefix, list_matching, namespace_matches};
 pub use traits::Store;
