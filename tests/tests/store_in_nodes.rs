@@ -71,7 +71,8 @@ async fn a_node_without_a_store_gets_a_clear_error() {
     assert_eq!(node, "remember");
     let message = source.to_string();
     assert!(
-        message.contains("no store is configured") && message.contains("CompileOptions::store(..)"),
+        message.contains("no store configured for node `remember`")
+            && message.contains("CompileOptions::store(..)"),
         "{message}"
     );
 }

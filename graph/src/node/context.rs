@@ -274,7 +274,7 @@ impl fmt::Display for ContextError {
             Kind::Unserializable(message) => f.write_str(message),
             Kind::NoStore(node) => write!(
                 f,
-                "node `{node}` asked for the store, but no store is configured: compile the graph with CompileOptions::store(..)"
+                "no store configured for node `{node}`: compile the graph with CompileOptions::store(..)"
             ),
         }
     }
