@@ -20,6 +20,7 @@ pub mod retry;
 pub mod runtime;
 mod shape;
 pub mod state;
+pub mod store;
 pub mod stream;
 pub mod subgraph;
 
@@ -81,3 +82,8 @@ pub mod prelude {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The store guide's code, compiled as a doc-test so it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/store.md")]
+pub struct StoreGuideDoctests;

@@ -311,6 +311,7 @@ pub(crate) fn compile<S: GraphState>(
             topology,
             saver: options.saver,
             cache: options.cache,
+            store: options.store,
             migrations: options.migrations,
             interrupt_before,
             interrupt_after,

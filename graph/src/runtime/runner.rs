@@ -135,6 +135,7 @@ struct TaskEnv<'a> {
     resume: &'a Arc<[serde_json::Value]>,
     custom: &'a Option<crate::stream::CustomSink>,
     scope: &'a Option<Arc<dyn std::any::Any + Send + Sync>>,
+    store: &'a Option<Arc<dyn crate::store::Store>>,
 }
 
 fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeContext {
@@ -148,6 +149,7 @@ fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeCont
         interrupts_called: AtomicUsize::new(0),
         custom: env.custom.clone(),
         scope: env.scope.clone(),
+        store: env.store.clone(),
     }
 }
 
@@ -334,6 +336,7 @@ pub(crate) async fn execute<S: GraphState>(
         resume: resume.get(i).unwrap_or(&no_resume),
         custom: &custom,
         scope: &scope,
+        store: &g.store,
     };
     let limit = config.max_concurrency.unwrap_or(usize::MAX);
     // Made on the first task that cannot run inline: most steps of plain sync nodes
