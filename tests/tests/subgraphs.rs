@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, InMemorySaver, ListOptions};
 use stategraph::prelude::*;
+use stategraph::store::Store as _;
 use stategraph_postgres::{PostgresOptions, PostgresSaver};
 use stategraph_sqlite::SqliteSaver;
 use stategraph_tests::servers;
@@ -595,4 +596,45 @@ async fn an_output_mapping_returning_a_command_routes_the_parent() {
         .unwrap();
     assert_eq!(out.values.answers, ["read q", "1 on q", "after ran"]);
     assert_eq!(out.steps, 2);
+}
+
+// --- the store reaches into subgraphs -------------------------------------------------------
+
+#[node]
+async fn recall(r: &Research, ctx: &NodeContext) -> Result<ResearchUpdate, NodeError> {
+    let item = ctx.store()?.get(&["users", "u1"], "prefs").await?;
+    let unit = item
+        .map(|i| i.value["unit"].to_string())
+        .unwrap_or_default();
+    Ok(Research::update().notes([format!("{} in {unit}", r.topic)]))
+}
+
+#[tokio::test]
+async fn a_child_without_a_store_of_its_own_reaches_its_parent_s() {
+    let store = Arc::new(stategraph::store::InMemoryStore::new());
+    store
+        .put(&["users", "u1"], "prefs", json!({ "unit": "celsius" }))
+        .await
+        .unwrap();
+    let child = StateGraph::<Research>::new()
+        .add_node(recall)
+        .add_edge(START, recall)
+        .compile()
+        .unwrap();
+    let mut g = StateGraph::<Desk>::new();
+    let sub = g.add_subgraph(Subgraph::new(
+        "research",
+        child,
+        |d: &Desk| Research::update().topic(d.question.clone()),
+        |r: &Research| Desk::update().answers(r.notes.clone()),
+    ));
+    g.add_edge(START, &sub);
+    let g = g
+        .compile_with(CompileOptions::new().shared_store(store.clone()))
+        .unwrap();
+    let out = g
+        .invoke(Desk::update().question("weather"), &RunConfig::new())
+        .await
+        .unwrap();
+    assert_eq!(out.values.answers, ["weather in \"celsius\""]);
 }

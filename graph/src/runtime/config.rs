@@ -60,6 +60,8 @@ pub struct RunConfig {
 pub(crate) struct Nested {
     pub(crate) saver: Option<Arc<dyn crate::checkpoint::CheckpointSaver>>,
     pub(crate) ns: String,
+    /// The store the child's nodes reach: its own, else its parent's.
+    pub(crate) store: Option<Arc<dyn crate::store::Store>>,
 }
 
 impl std::fmt::Debug for Nested {

@@ -31,6 +31,8 @@ pub(crate) struct Scope {
     recursion_limit: usize,
     /// Where children's events go, when the run streams with `SUBGRAPHS`.
     events: Option<ChildEvents>,
+    /// The store this run's nodes reach (children without one of their own use it).
+    store: Option<Arc<dyn crate::store::Store>>,
 }
 
 impl<S: GraphState> Loop<'_, S> {
@@ -50,7 +52,16 @@ impl<S: GraphState> Loop<'_, S> {
             durability: self.config.durability,
             recursion_limit: self.config.recursion_limit,
             events: ChildEvents::of(self.emitter.as_ref()),
+            store: self.store(),
         }))
+    }
+
+    /// The store this run's nodes reach: a subgraph's own, else its parent's.
+    pub(super) fn store(&self) -> Option<Arc<dyn crate::store::Store>> {
+        match &self.config.nested {
+            Some(nested) => nested.store.clone(),
+            None => self.g.store.clone(),
+        }
     }
 }
 
@@ -109,6 +120,10 @@ pub(crate) async fn run_child<C: GraphState>(
     config.nested = Some(Nested {
         saver: scope.and_then(|s| s.saver.clone()).filter(|_| inherit),
         ns: ns.clone(),
+        store: child
+            .store
+            .clone()
+            .or_else(|| scope.and_then(|s| s.store.clone())),
     });
     let events = scope.and_then(|s| s.events.clone());
     let (emitter, rx) = match &events {

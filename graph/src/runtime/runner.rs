@@ -62,6 +62,8 @@ pub(crate) struct StepTasks<'a, S: GraphState> {
     pub(crate) no_resume: Arc<[serde_json::Value]>,
     /// What subgraph tasks need of the run (see `NodeContext::scope`).
     pub(crate) scope: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// The store the tasks reach (`NodeContext::store`).
+    pub(crate) store: Option<Arc<dyn crate::store::Store>>,
 }
 
 /// A task whose outcome is already known.
@@ -304,6 +306,7 @@ pub(crate) async fn execute<S: GraphState>(
         custom,
         no_resume,
         scope,
+        store,
     } = step_tasks;
     let mut outcome = Outcome {
         outputs: Vec::with_capacity(tasks.len()),
@@ -336,7 +339,7 @@ pub(crate) async fn execute<S: GraphState>(
         resume: resume.get(i).unwrap_or(&no_resume),
         custom: &custom,
         scope: &scope,
-        store: &g.store,
+        store: &store,
     };
     let limit = config.max_concurrency.unwrap_or(usize::MAX);
     // Made on the first task that cannot run inline: most steps of plain sync nodes

@@ -69,6 +69,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             custom: self.emitter.as_ref().and_then(Emitter::custom_sink),
             no_resume: self.no_answers.clone(),
             scope: self.scope(),
+            store: self.store(),
         };
         let (state, config) = (&self.state, self.config);
         let mut outcome = match &mut self.persist {
