@@ -76,6 +76,18 @@ pub enum CliError {
         /// The store, as the user named it.
         target: String,
     },
+    /// The thread has no checkpoints in the namespace asked for.
+    #[error(
+        "thread `{thread_id}` has no checkpoints in namespace `{ns}` in {target}; `stategraph namespaces {thread_id}` lists its namespaces"
+    )]
+    UnknownNamespace {
+        /// The thread.
+        thread_id: String,
+        /// The namespace asked for.
+        ns: String,
+        /// The store, as the user named it.
+        target: String,
+    },
     /// The thread has no checkpoint by this name.
     #[error(
         "thread `{thread_id}` has no checkpoint `{checkpoint}`; name one by its id, the short id `stategraph history {thread_id}` shows, a unique prefix or suffix of the id, or @STEP"
@@ -144,7 +156,9 @@ impl CliError {
             | CliError::NotADatabase { .. }
             | CliError::NoTables { .. } => exit::MISSING_DATABASE,
             CliError::BadUrl { .. } | CliError::PostgresDisabled { .. } => exit::BAD_URL,
-            CliError::UnknownThread { .. } => exit::UNKNOWN_THREAD,
+            CliError::UnknownThread { .. } | CliError::UnknownNamespace { .. } => {
+                exit::UNKNOWN_THREAD
+            }
             CliError::UnknownCheckpoint { .. } | CliError::AmbiguousCheckpoint { .. } => {
                 exit::UNKNOWN_CHECKPOINT
             }

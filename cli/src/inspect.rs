@@ -182,10 +182,35 @@ pub struct DeleteReport {
     pub deleted: bool,
 }
 
+/// A thread's namespaces (`stategraph namespaces`).
+#[derive(Clone, Debug, Serialize)]
+pub struct NamespacesReport {
+    /// The thread.
+    pub thread_id: String,
+    /// Its namespaces, sorted (the root graph's, `""`, first).
+    pub namespaces: Vec<NamespaceEntry>,
+}
+
+/// One namespace of a thread.
+#[derive(Clone, Debug, Serialize)]
+pub struct NamespaceEntry {
+    /// `""` for the root graph, else a subgraph's path (`node:digest`, levels
+    /// joined by `|`).
+    pub ns: String,
+    /// Its checkpoints.
+    pub checkpoints: u64,
+    /// The step of its latest checkpoint.
+    pub latest_step: Option<i64>,
+    /// Judged from its latest checkpoint, as for threads.
+    pub status: Option<ThreadStatus>,
+}
+
 /// Reads reports from one saver; `target` names it in error messages.
 pub struct Inspector<'a> {
     saver: &'a dyn CheckpointSaver,
     target: String,
+    /// The checkpoint namespace read (empty: the root graph's).
+    ns: String,
 }
 
 impl<'a> Inspector<'a> {
@@ -194,7 +219,52 @@ impl<'a> Inspector<'a> {
         Self {
             saver,
             target: target.into(),
+            ns: String::new(),
         }
+    }
+
+    /// Reads the checkpoints of namespace `ns` (a subgraph's, as `namespaces` lists
+    /// them) instead of the root graph's.
+    #[must_use]
+    pub fn in_namespace(mut self, ns: impl Into<String>) -> Self {
+        self.ns = ns.into();
+        self
+    }
+
+    /// The config of a thread in the inspector's namespace.
+    fn config(&self, thread_id: &str) -> CheckpointConfig {
+        let mut config = CheckpointConfig::thread(thread_id);
+        config.checkpoint_ns.clone_from(&self.ns);
+        config
+    }
+
+    /// The thread's namespaces: the root graph's (`""`) and its subgraphs', each
+    /// with its number of checkpoints and its latest step.
+    ///
+    /// # Errors
+    /// [`CliError::UnknownThread`] when the store has no such thread.
+    pub async fn namespaces(&self, thread_id: &str) -> Result<NamespacesReport, CliError> {
+        let names = self.saver.list_namespaces(thread_id).await?;
+        if names.is_empty() {
+            return Err(self.unknown_thread(thread_id));
+        }
+        let mut namespaces = Vec::new();
+        for ns in names {
+            let mut config = CheckpointConfig::thread(thread_id);
+            config.checkpoint_ns.clone_from(&ns);
+            let tuples = self.saver.list(&config, &ListOptions::new()).await?;
+            let latest = tuples.first();
+            namespaces.push(NamespaceEntry {
+                ns,
+                checkpoints: u64::try_from(tuples.len()).unwrap_or(u64::MAX),
+                latest_step: latest.map(|t| t.metadata.step),
+                status: latest.map(ThreadStatus::of),
+            });
+        }
+        Ok(NamespacesReport {
+            thread_id: thread_id.to_string(),
+            namespaces,
+        })
     }
 
     /// Every thread, with its status.
@@ -229,9 +299,17 @@ impl<'a> Inspector<'a> {
     }
 
     fn unknown_thread(&self, thread_id: &str) -> CliError {
-        CliError::UnknownThread {
-            thread_id: thread_id.to_string(),
-            target: self.target.clone(),
+        if self.ns.is_empty() {
+            CliError::UnknownThread {
+                thread_id: thread_id.to_string(),
+                target: self.target.clone(),
+            }
+        } else {
+            CliError::UnknownNamespace {
+                thread_id: thread_id.to_string(),
+                ns: self.ns.clone(),
+                target: self.target.clone(),
+            }
         }
     }
 
@@ -249,17 +327,22 @@ impl<'a> Inspector<'a> {
         if let Some(limit) = limit {
             options = options.limit(limit);
         }
-        let tuples = self
-            .saver
-            .list(&CheckpointConfig::thread(thread_id), &options)
-            .await?;
+        let tuples = self.saver.list(&self.config(thread_id), &options).await?;
         if tuples.is_empty() {
             return Err(self.unknown_thread(thread_id));
         }
-        // The saver's count includes every namespace; without a limit, what is
-        // listed is the whole history.
+        // The saver's count includes every namespace: it is this namespace's only
+        // when the thread has no other. Without a limit, what is listed is the whole
+        // history.
+        let only_root =
+            self.ns.is_empty() && self.saver.list_namespaces(thread_id).await?.len() <= 1;
         let total = match limit {
-            Some(_) => info.checkpoint_count,
+            Some(_) if only_root => info.checkpoint_count,
+            Some(_) => {
+                let (config, all) = (self.config(thread_id), ListOptions::new());
+                let every = self.saver.list(&config, &all).await?;
+                u64::try_from(every.len()).unwrap_or(u64::MAX)
+            }
             None => u64::try_from(tuples.len()).unwrap_or(u64::MAX),
         };
         Ok(HistoryReport {
@@ -280,7 +363,7 @@ impl<'a> Inspector<'a> {
         thread_id: &str,
         checkpoint: Option<&str>,
     ) -> Result<CheckpointTuple, CliError> {
-        let config = CheckpointConfig::thread(thread_id);
+        let config = self.config(thread_id);
         let Some(wanted) = checkpoint else {
             return self
                 .saver

@@ -124,6 +124,10 @@ pub struct Cli {
     /// Print one JSON object for scripts instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Read a subgraph's checkpoints: the namespace `namespaces` lists (default: the
+    /// root graph's). Applies to history, show and diff.
+    #[arg(long, value_name = "NS", global = true)]
+    pub ns: Option<String>,
     /// The output width in characters [default: $COLUMNS, else the terminal's, else 100].
     #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..))]
     pub width: Option<u16>,
@@ -146,6 +150,13 @@ pub enum Command {
     /// working on the thread, stopped at a breakpoint, or was stopped and can be
     /// continued).
     Threads,
+    /// List a thread's checkpoint namespaces: the root graph's and each subgraph
+    /// task's (`node:digest`, nested levels joined by `|`), with their checkpoints,
+    /// latest step and status. Read one with `--ns NS history|show|diff`.
+    Namespaces {
+        /// The thread id.
+        thread: String,
+    },
     /// List a thread's checkpoints, newest first.
     History {
         /// The thread id.
@@ -293,13 +304,19 @@ pub async fn run(
     confirm: &mut dyn Confirm,
 ) -> Result<(), CliError> {
     let saver = target.open().await?;
-    let inspector = Inspector::new(saver.as_ref(), target.to_string());
+    let inspector = Inspector::new(saver.as_ref(), target.to_string())
+        .in_namespace(cli.ns.clone().unwrap_or_default());
     let json = cli.json;
     let width = cli.output_width();
     match &cli.command {
         Command::Threads => emit(out, json, &inspector.threads().await?, |r| {
             render::threads(r, width)
         }),
+        Command::Namespaces { thread } => {
+            emit(out, json, &inspector.namespaces(thread).await?, |r| {
+                render::namespaces(r, width)
+            })
+        }
         Command::History { thread, limit } => {
             let limit = limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
             emit(out, json, &inspector.history(thread, limit).await?, |r| {

@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::ids;
-use crate::inspect::{DeleteReport, DiffReport, HistoryReport, ShowReport, ThreadsReport};
+use crate::inspect::{
+    DeleteReport, DiffReport, HistoryReport, NamespacesReport, ShowReport, ThreadsReport,
+};
 use crate::layout::{self, Columns, Overflow};
 
 /// Indentation of the tables under `show`'s section titles.
@@ -127,6 +129,35 @@ pub fn history(report: &HistoryReport, width: usize) -> String {
         &[4, 6],
     )
     .render(&rows, width);
+    format!("{}{table}", layout::fit(&title, width))
+}
+
+/// `namespaces`: one row per namespace of the thread.
+pub fn namespaces(report: &NamespacesReport, width: usize) -> String {
+    let rows: Vec<Vec<String>> = report
+        .namespaces
+        .iter()
+        .map(|n| {
+            vec![
+                if n.ns.is_empty() {
+                    "(root)".to_string()
+                } else {
+                    n.ns.clone()
+                },
+                n.checkpoints.to_string(),
+                n.latest_step
+                    .map_or_else(|| "-".to_string(), |s| s.to_string()),
+                n.status.map_or("-", |s| s.name()).to_string(),
+            ]
+        })
+        .collect();
+    let title = format!(
+        "thread {}: {} namespaces",
+        report.thread_id,
+        report.namespaces.len()
+    );
+    let table = Columns::new(&["NAMESPACE", "CHECKPOINTS", "LATEST STEP", "STATUS"], &[0])
+        .render(&rows, width);
     format!("{}{table}", layout::fit(&title, width))
 }
 
