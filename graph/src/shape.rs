@@ -45,6 +45,8 @@ pub(crate) trait ChildGraph: Send + Sync + 'static {
     fn topology(&self) -> &Topology;
     /// The child's own subgraphs, by node name.
     fn children(&self) -> Vec<(Arc<str>, Arc<dyn ChildGraph>)>;
+    /// The child's compiled graph, to be downcast to its state's type.
+    fn as_any(&self) -> &dyn Any;
     /// The child's state at its latest checkpoint in namespace `ns` of `thread`, as
     /// the runtime's `Result<Option<SubgraphState>, RunError>` (erased here, below
     /// the runtime).

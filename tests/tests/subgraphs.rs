@@ -638,3 +638,81 @@ async fn a_child_without_a_store_of_its_own_reaches_its_parent_s() {
         .unwrap();
     assert_eq!(out.values.answers, ["weather in \"celsius\""]);
 }
+
+// --- update_state on a child's namespace ------------------------------------------------
+
+#[tokio::test]
+async fn update_subgraph_state_edits_a_child_at_its_namespace() {
+    for (name, saver, _dir) in savers("update_child").await {
+        let g = three_levels(saver.clone());
+        let thread = format!("edit-{name}");
+        let config = RunConfig::new().thread(thread.as_str());
+        let paused = g
+            .invoke(Desk::update().question("eels"), &config)
+            .await
+            .unwrap();
+        let ns = paused.interrupts[0].ns.clone();
+        let review = stategraph::SubgraphHandle::<Research, Review>::named("review");
+        let written = g
+            .update_subgraph_state(
+                &config,
+                &review,
+                &ns,
+                Review::update().draft("edited draft"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(written.checkpoint_ns, ns, "{name}");
+        let state = g.get_state_subgraphs(&config).await.unwrap().unwrap();
+        let research = state.tasks[0].state.as_deref().unwrap();
+        let child = research.tasks[0].state.as_deref().unwrap();
+        assert_eq!(child.values["draft"], json!("edited draft"), "{name}");
+        assert_eq!(
+            child.next,
+            ["judge"],
+            "{name}: planned again after the edit"
+        );
+
+        // The child continues from the edit: `judge` asks again, about the new draft.
+        let again = g.invoke(Command::resume("unused"), &config).await.unwrap();
+        assert_eq!(again.interrupts.len(), 1, "{name}");
+        assert_eq!(
+            again.interrupts[0].value,
+            json!({ "draft": "edited draft" })
+        );
+        assert_ne!(again.interrupts[0].id, paused.interrupts[0].id, "{name}");
+        let done = g
+            .invoke(Command::resume("approved"), &config)
+            .await
+            .unwrap();
+        assert_eq!(
+            done.values.answers,
+            ["0 on eels", "verdict: approved"],
+            "{name}"
+        );
+        assert_eq!(
+            runs(&thread, "write_up"),
+            1,
+            "{name}: research was not re-run"
+        );
+
+        // A namespace that is not the handle's, or not there, is refused.
+        let research_handle = stategraph::SubgraphHandle::<Desk, Research>::named("research");
+        let err = g
+            .update_subgraph_state(&config, &research_handle, &ns, Research::update())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, RunError::UnknownSubgraphState { .. }),
+            "{err}"
+        );
+        let err = g
+            .update_subgraph_state(&config, &review, "research:00|review:00", Review::update())
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("has no state in namespace"),
+            "{err}"
+        );
+    }
+}

@@ -47,6 +47,84 @@ impl<S: GraphState> CompiledGraph<S> {
     }
 }
 
+impl<P: GraphState> CompiledGraph<P> {
+    /// Writes `update` into a subgraph's state, at namespace `ns` of the thread
+    /// `config` names — LangGraph's `update_state` with a subgraph's config. `ns` is
+    /// one of `subgraph`'s namespaces, as [`Interrupt::ns`](crate::Interrupt::ns) or
+    /// [`get_state_subgraphs`](Self::get_state_subgraphs) show it (a child of a child
+    /// is reached through its own namespace under this graph). The update is written
+    /// as `update_state` writes it: through the child's reducers, as its last
+    /// writer, planning what follows that writer. The next run of the parent's task
+    /// continues the child from there; a task of the child that was waiting on an
+    /// interrupt and is planned again asks again, with a new interrupt id.
+    ///
+    /// # Errors
+    /// No checkpointer or thread id; [`RunError::UnknownSubgraphState`] when `ns` is not one of `subgraph`'s namespaces or the child has no checkpoint
+    /// there; or as `update_state`.
+    pub async fn update_subgraph_state<Q, C: GraphState>(
+        &self,
+        config: &super::config::RunConfig,
+        subgraph: &crate::node::SubgraphHandle<Q, C>,
+        ns: &str,
+        update: C::Update,
+    ) -> Result<crate::checkpoint::CheckpointConfig, RunError> {
+        let saver = self
+            .graph
+            .saver
+            .clone()
+            .ok_or(RunError::NothingToContinue {
+                reason: super::error::ContinueReason::NoCheckpointer {
+                    needed_by: "`update_subgraph_state`",
+                },
+            })?;
+        let thread = config
+            .thread_id
+            .as_deref()
+            .ok_or(RunError::MissingThreadId)?;
+        let unknown = || RunError::UnknownSubgraphState {
+            subgraph: subgraph.name().to_string(),
+            ns: ns.to_string(),
+            thread: thread.to_string(),
+        };
+        // Walk the namespace down from this graph: each segment names a subgraph
+        // node of the graph above it; the last one must be `subgraph`.
+        let mut children = self.graph.children();
+        let mut child = None;
+        for segment in ns.split(super::nested::NS_SEP) {
+            let node = segment.split_once(':').map_or(segment, |(node, _)| node);
+            let found = children
+                .iter()
+                .find(|(name, _)| &**name == node)
+                .map(|(_, c)| c.clone())
+                .ok_or_else(unknown)?;
+            children = found.children();
+            child = Some((node.to_string(), found));
+        }
+        let Some((last, child)) = child else {
+            return Err(unknown());
+        };
+        if last != subgraph.name() {
+            return Err(unknown());
+        }
+        let Some(g) = child.as_any().downcast_ref::<Graph<C>>() else {
+            return Err(unknown());
+        };
+        let at = super::persist::config_in(thread, ns, None);
+        if saver.get_tuple(&at).await?.is_none() {
+            return Err(unknown());
+        }
+        // The parent is not running: this write takes the thread's lock.
+        let _lock = saver.lock_thread(thread, config.lock_timeout).await?;
+        let mut child_config = super::config::RunConfig::new().thread(thread);
+        child_config.nested = Some(super::config::Nested {
+            saver: Some(saver),
+            ns: ns.to_string(),
+            store: None,
+        });
+        super::update::write_state_of(g, &child_config, update, None).await
+    }
+}
+
 /// Fills the state of the subgraph tasks among `tasks` (of checkpoint `checkpoint` in
 /// namespace `ns`).
 fn fill<'a, S: GraphState>(
@@ -120,6 +198,10 @@ impl<C: GraphState> ChildGraph for Graph<C> {
             .iter()
             .filter_map(|n| n.child.clone().map(|c| (n.name.clone(), c)))
             .collect()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 
     fn inspect<'a>(

@@ -58,6 +58,18 @@ pub enum RunError {
         /// Who named it.
         from: String,
     },
+    /// `update_subgraph_state` named a namespace where the subgraph has no state.
+    #[error(
+        "subgraph `{subgraph}` has no state in namespace `{ns}` of thread `{thread}`; an interrupt's `ns` or `get_state_subgraphs` names the namespaces of its tasks"
+    )]
+    UnknownSubgraphState {
+        /// The subgraph node.
+        subgraph: String,
+        /// The namespace given.
+        ns: String,
+        /// The thread.
+        thread: String,
+    },
     /// A `goto` or route named a node that takes a `Send` payload.
     #[error(
         "`{from}` routed to `{node}` without a payload; `{node}` takes a `Send` payload: use `stategraph::Send::new`"

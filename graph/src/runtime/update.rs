@@ -187,22 +187,32 @@ impl<S: GraphState> CompiledGraph<S> {
                 },
             });
         }
-        let mut lp = Loop::open(&self.graph, config, false, None).await?;
-        let writer = match as_node {
-            Some(Endpoint::Node(name)) => Writer::Node(lookup(&self.graph, &name, "update_state")?),
-            Some(Endpoint::Start) => Writer::Input,
-            Some(Endpoint::End) => Writer::End,
-            None => lp.last_writer()?.map_or(Writer::Input, Writer::Node),
-        };
-        // A thread without a checkpoint counts as step -1, so its first update
-        // checkpoint is step 0, one past it (as in LangGraph).
-        if lp.persist.as_ref().is_some_and(|p| p.parent.is_none()) {
-            lp.step = 0;
-        }
-        lp.apply_as(writer, update)?;
-        lp.save(CheckpointSource::Update).await?;
-        lp.finish().await?;
-        let p = lp.persist.as_ref().ok_or(RunError::MissingThreadId)?;
-        Ok(p.at(p.parent.clone()))
+        write_state_of(&self.graph, config, update, as_node).await
     }
+}
+
+/// `update_state` on graph `g` (a subgraph's too, when `config` is nested).
+pub(crate) async fn write_state_of<S: GraphState>(
+    g: &crate::compile::Graph<S>,
+    config: &RunConfig,
+    update: S::Update,
+    as_node: Option<Endpoint>,
+) -> Result<crate::checkpoint::CheckpointConfig, RunError> {
+    let mut lp = Loop::open(g, config, false, None).await?;
+    let writer = match as_node {
+        Some(Endpoint::Node(name)) => Writer::Node(lookup(g, &name, "update_state")?),
+        Some(Endpoint::Start) => Writer::Input,
+        Some(Endpoint::End) => Writer::End,
+        None => lp.last_writer()?.map_or(Writer::Input, Writer::Node),
+    };
+    // A thread without a checkpoint counts as step -1, so its first update
+    // checkpoint is step 0, one past it (as in LangGraph).
+    if lp.persist.as_ref().is_some_and(|p| p.parent.is_none()) {
+        lp.step = 0;
+    }
+    lp.apply_as(writer, update)?;
+    lp.save(CheckpointSource::Update).await?;
+    lp.finish().await?;
+    let p = lp.persist.as_ref().ok_or(RunError::MissingThreadId)?;
+    Ok(p.at(p.parent.clone()))
 }
