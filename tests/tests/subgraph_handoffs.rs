@@ -30,8 +30,7 @@ fn billing_work(s: &Specialist) -> SpecialistUpdate {
 fn billing_triage(s: &Specialist) -> Command<Specialist> {
     if s.request.contains("refund") {
         return Command::parent(
-            Command::goto(refunds_desk())
-                .update(Team::update().log(["billing → refunds"])),
+            Command::goto(refunds_desk()).update(Team::update().log(["billing → refunds"])),
         );
     }
     Command::goto(billing_work)
