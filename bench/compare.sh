@@ -100,6 +100,8 @@ HEADLINE = {
     "chain100_ckpt_mem": "us_per_superstep",
     "chain100_ckpt_sqlite": "us_per_superstep",
     "state_big": "peak_rss_mib",
+    "subgraph_chain": "us_per_invoke",
+    "subgraph_chain_ckpt_mem": "us_per_invoke",
 }
 
 

@@ -105,3 +105,38 @@ pub fn fanout() -> Result<CompiledGraph<FanState>, stategraph::BuildError> {
         .add_edge(reduce, END)
         .compile()
 }
+
+/// A chain of `outer` subgraph nodes `s0 … s{outer-1}`, each running the same child:
+/// a [`chain`] of `inner` counter nodes. Each child starts from the parent's counter
+/// and hands its final counter back, so an invoke from 0 ends at `outer * inner`.
+/// With a checkpointer in `options`, the children inherit it (their checkpoints go
+/// under the task's namespace), as LangGraph's children do by default.
+///
+/// # Errors
+/// Only for `outer == 0` or `inner == 0` (no entry from START).
+pub fn subgraph_chain(
+    outer: usize,
+    inner: usize,
+    options: CompileOptions,
+) -> Result<CompiledGraph<CounterState>, stategraph::BuildError> {
+    let child = chain(inner, CompileOptions::new())?;
+    let mut g = StateGraph::<CounterState>::new();
+    let nodes: Vec<_> = (0..outer)
+        .map(|i| {
+            g.add_subgraph(Subgraph::new(
+                format!("s{i}"),
+                child.clone(),
+                |p: &CounterState| CounterState::update().counter(p.counter),
+                |c: &CounterState| CounterState::update().counter(c.counter),
+            ))
+        })
+        .collect();
+    if let (Some(first), Some(last)) = (nodes.first(), nodes.last()) {
+        g.add_edge(START, first);
+        g.add_edge(last, END);
+    }
+    for pair in nodes.windows(2) {
+        g.add_edge(&pair[0], &pair[1]);
+    }
+    g.compile_with(options)
+}

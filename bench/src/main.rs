@@ -21,7 +21,7 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use stategraph::checkpoint::InMemorySaver;
 use stategraph::prelude::*;
-use stategraph_bench::{CounterState, FanState, chain, fanout, router_loop};
+use stategraph_bench::{CounterState, FanState, chain, fanout, router_loop, subgraph_chain};
 use stategraph_sqlite::{SqliteOptions, SqliteSaver, Synchronous};
 
 type Error = Box<dyn std::error::Error>;
@@ -134,6 +134,40 @@ async fn sc_chain100_ckpt_sqlite(
     };
     r.insert("checkpointer".into(), json!(opened));
     r.insert("durability".into(), json!(durability_name(durability)));
+    Ok(r)
+}
+
+/// A parent chain of 10 subgraph nodes, each a child chain of 10 nodes: 100 child
+/// supersteps per invoke (`us_per_superstep` divides by those), 10 of the parent's.
+async fn sc_subgraph_chain(durability: Option<Durability>) -> Result<Fields, Error> {
+    let (outer, inner) = (10, 10);
+    let saver = Arc::new(InMemorySaver::new());
+    let options = match durability {
+        Some(_) => CompileOptions::new().shared_checkpointer(saver.clone()),
+        None => CompileOptions::new(),
+    };
+    let graph = subgraph_chain(outer, inner, options)?;
+    let steps = (outer * inner) as u64;
+    let (invokes, thread) = match durability {
+        Some(d) => (50, Some(("sub", d))),
+        None => (200, None),
+    };
+    let mut r = timed_invokes(&graph, invokes, steps, thread).await?;
+    r.insert("parent_supersteps_per_invoke".into(), json!(outer));
+    if let Some(d) = durability {
+        // Per thread (2 warm-ups + the timed invokes): the parent's input checkpoint
+        // and one per parent step, and the same in each of the 10 children's
+        // namespaces.
+        let stored = saver.checkpoint_count();
+        let per_thread = (outer + 1) + outer * (inner + 1);
+        check(
+            stored == (invokes + 2) * per_thread,
+            "checkpoints stored (parent and children)",
+        )?;
+        r.insert("checkpoints_stored".into(), json!(stored));
+        r.insert("checkpointer".into(), json!("InMemorySaver"));
+        r.insert("durability".into(), json!(durability_name(d)));
+    }
     Ok(r)
 }
 
@@ -380,6 +414,8 @@ const SCENARIOS: &[&str] = &[
     "chain100_ckpt_mem",
     "chain100_ckpt_sqlite",
     "state_big",
+    "subgraph_chain",
+    "subgraph_chain_ckpt_mem",
     // extras: stategraph's default durability (sync), the SQLite saver without a
     // flush per commit, and state_big with the other durability modes
     "chain100_ckpt_mem_sync",
@@ -406,6 +442,8 @@ async fn run(name: &str) -> Result<Fields, Error> {
             sc_chain100_ckpt_sqlite(Synchronous::Normal, Durability::Async).await
         }
         "state_big" => state_big(Durability::Async).await,
+        "subgraph_chain" => sc_subgraph_chain(None).await,
+        "subgraph_chain_ckpt_mem" => sc_subgraph_chain(Some(Durability::Async)).await,
         "state_big_sync" => state_big(Durability::Sync).await,
         "state_big_exit" => state_big(Durability::Exit).await,
         other => Err(format!("unknown scenario `{other}`").into()),

@@ -27,7 +27,8 @@ pub struct Drill {
     pub steps: i64,
 }
 
-fn read_log(path: &Path) -> Vec<String> {
+/// The task log's lines.
+pub(crate) fn read_log(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()

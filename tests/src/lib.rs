@@ -5,7 +5,9 @@
 pub mod cached_page;
 pub mod conformance;
 pub mod crash;
+pub mod crash_nested;
 pub mod golden;
+pub mod nested;
 pub mod rows;
 pub mod servers;
 pub mod store_conformance;

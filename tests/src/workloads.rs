@@ -64,7 +64,7 @@ impl Store {
 
 /// Appends a task id to the task log, if one is configured. One `write` of a whole
 /// line to a file opened for appending: a killed process leaves whole lines.
-fn log_task(task_id: &str) {
+pub fn log_task(task_id: &str) {
     let Ok(path) = std::env::var(TASK_LOG_VAR) else {
         return;
     };

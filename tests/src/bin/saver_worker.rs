@@ -4,6 +4,9 @@
 //! saver_worker long <store> <thread> <rounds>
 //!     Runs (or continues) the long fan-out graph on <thread> until it ends; prints
 //!     `ready` once the saver is open and `finished` at the end.
+//! saver_worker nested <store> <thread> <stages> <rounds>
+//!     The same with the subgraph chain: <stages> parent steps, each a subgraph whose
+//!     child runs <rounds> fan-out rounds.
 //! saver_worker journal <store> <writer> <goal> <lock-timeout-ms> <concurrency> <thread>[,<thread>...]
 //!     Runs the journal graph once on each thread (<concurrency> at a time), adding
 //!     <goal> entries by <writer>; prints `started <thread>` and `done <thread>`.
@@ -21,13 +24,14 @@ use std::time::Duration;
 use futures::StreamExt;
 use stategraph::checkpoint::CheckpointError;
 use stategraph::prelude::*;
+use stategraph_tests::nested;
 use stategraph_tests::workloads::{self, Store};
 
 const BUSY: u8 = 3;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: saver_worker long <store> <thread> <rounds>\n       saver_worker open <store> [<start-at-unix-ms>]\n       saver_worker journal <store> <writer> <goal> <lock-timeout-ms> <concurrency> <threads>"
+        "usage: saver_worker long <store> <thread> <rounds>\n       saver_worker nested <store> <thread> <stages> <rounds>\n       saver_worker open <store> [<start-at-unix-ms>]\n       saver_worker journal <store> <writer> <goal> <lock-timeout-ms> <concurrency> <threads>"
     );
     ExitCode::from(2)
 }
@@ -77,6 +81,12 @@ fn main() -> ExitCode {
             };
             runtime.block_on(long(store, &args[2], rounds))
         }
+        Some("nested") if args.len() == 5 => {
+            let (Ok(stages), Ok(rounds)) = (args[3].parse(), args[4].parse()) else {
+                return usage();
+            };
+            runtime.block_on(nested(store, &args[2], stages, rounds))
+        }
         Some("journal") if args.len() == 7 => {
             let (Ok(goal), Ok(timeout), Ok(concurrency)) =
                 (args[3].parse(), args[4].parse(), args[5].parse())
@@ -106,10 +116,32 @@ async fn long(store: Store, thread: &str, rounds: u64) -> ExitCode {
         }
     };
     let graph = workloads::long_graph(saver);
+    finish(&graph, thread, workloads::Long::update().rounds(rounds)).await
+}
+
+async fn nested(store: Store, thread: &str, stages: u64, rounds: u64) -> ExitCode {
+    let saver = match store.open().await {
+        Ok(saver) => saver,
+        Err(e) => {
+            eprintln!("cannot open the saver: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let graph = nested::pipeline_graph(saver, stages);
+    finish(&graph, thread, nested::Pipeline::update().rounds(rounds)).await
+}
+
+/// Runs (or continues) `graph` on `thread` until it ends, starting it with `input` if
+/// it is new; prints `ready` once the saver is open and `finished` at the end.
+async fn finish<S: GraphState>(
+    graph: &CompiledGraph<S>,
+    thread: &str,
+    input: S::Update,
+) -> ExitCode {
     let config = RunConfig::new().thread(thread);
     println!("ready");
     let input = match graph.get_state(&config).await {
-        Ok(None) => Some(workloads::Long::update().rounds(rounds)),
+        Ok(None) => Some(input),
         // Finished: nothing planned (`next` alone would also be empty when every task
         // of the next step has its writes saved).
         Ok(Some(snapshot)) if snapshot.tasks.is_empty() => {
