@@ -716,3 +716,55 @@ async fn update_subgraph_state_edits_a_child_at_its_namespace() {
         );
     }
 }
+
+// --- time travel at the parent level ---------------------------------------------------
+
+#[tokio::test]
+async fn forking_the_parent_before_a_subgraph_runs_the_child_again_in_a_new_namespace() {
+    for (name, saver, _dir) in savers("fork").await {
+        let g = desk_graph(Some(saver.clone()));
+        let thread = format!("fork-{name}");
+        let config = RunConfig::new().thread(thread.as_str());
+        let first = g
+            .invoke(Desk::update().question("a,b"), &config)
+            .await
+            .unwrap();
+        assert_eq!(
+            first.values.answers,
+            ["read a", "read b", "2 on a,b"],
+            "{name}"
+        );
+        let before = child_namespaces(&*saver, &thread).await;
+        assert_eq!(before.len(), 1, "{name}");
+
+        // Back to the input checkpoint, with another question: a fork.
+        let history = g
+            .get_state_history(&config, &stategraph::checkpoint::ListOptions::new())
+            .await
+            .unwrap();
+        let input = history.iter().find(|s| s.metadata.step == -1).unwrap();
+        let at = config
+            .clone()
+            .checkpoint(input.config.checkpoint_id.clone().unwrap());
+        g.update_state_as(&at, Desk::update().question("c"), START)
+            .await
+            .unwrap();
+        let second = g.invoke(None, &config).await.unwrap();
+        assert_eq!(
+            second.values.answers,
+            ["read c", "1 on c"],
+            "{name}: the fork does not see the first branch's answers"
+        );
+        let later = child_namespaces(&*saver, &thread).await;
+        assert_eq!(
+            later.len(),
+            2,
+            "{name}: the child ran again in a namespace of its own"
+        );
+        assert!(
+            later.contains(&before[0]),
+            "{name}: the first branch's child is kept"
+        );
+        assert_eq!(runs(&thread, "write_up"), 2, "{name}");
+    }
+}
