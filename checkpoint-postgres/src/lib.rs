@@ -149,6 +149,7 @@
 mod cache;
 mod connect;
 mod error;
+mod kv;
 mod lock;
 mod probe;
 mod saver;
@@ -159,7 +160,8 @@ mod threads;
 mod tls;
 
 pub use error::PostgresError;
-pub use probe::tables_exist;
+pub use kv::{PostgresStore, STORE_TABLE_VERSION};
+pub use probe::{store_tables_exist, tables_exist};
 pub use saver::{PostgresOptions, PostgresSaver};
 pub use schema::TABLE_VERSION;
 

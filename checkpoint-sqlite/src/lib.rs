@@ -68,12 +68,15 @@
 
 mod cache;
 mod error;
+mod kv;
 mod lock;
+mod open;
 mod saver;
 mod schema;
 mod store;
 mod threads;
 
 pub use error::SqliteError;
+pub use kv::{STORE_TABLE_VERSION, SqliteStore};
 pub use saver::{SqliteOptions, SqliteSaver, Synchronous};
 pub use schema::TABLE_VERSION;

@@ -8,4 +8,5 @@ pub mod crash;
 pub mod golden;
 pub mod rows;
 pub mod servers;
+pub mod store_writers;
 pub mod workloads;
