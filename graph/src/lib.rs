@@ -78,3 +78,8 @@ pub mod prelude {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The store guide's code, compiled as a doc-test so it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/store.md")]
+pub struct StoreGuideDoctests;

@@ -8,5 +8,6 @@ pub mod crash;
 pub mod golden;
 pub mod rows;
 pub mod servers;
+pub mod store_conformance;
 pub mod store_writers;
 pub mod workloads;

@@ -292,6 +292,7 @@ pub(crate) fn compile<S: GraphState>(
             topology,
             saver: options.saver,
             cache: options.cache,
+            store: options.store,
             migrations: options.migrations,
             interrupt_before,
             interrupt_after,

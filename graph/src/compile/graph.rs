@@ -11,6 +11,7 @@ use crate::checkpoint::CheckpointSaver;
 use crate::node::{PayloadCodec, Runner};
 use crate::retry::RetryPolicy;
 use crate::state::GraphState;
+use crate::store::Store;
 
 pub(crate) struct Branch<S> {
     pub(crate) router: Router<S>,
@@ -49,6 +50,8 @@ pub(crate) struct Graph<S: GraphState> {
     pub(crate) topology: Topology,
     pub(crate) saver: Option<Arc<dyn CheckpointSaver>>,
     pub(crate) cache: Option<Arc<dyn NodeCache>>,
+    /// What `NodeContext::store` hands to nodes.
+    pub(crate) store: Option<Arc<dyn Store>>,
     pub(crate) migrations: HashMap<String, Migration>,
     /// Static breakpoints (node indices).
     pub(crate) interrupt_before: Vec<usize>,

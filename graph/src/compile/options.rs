@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::cache::NodeCache;
 use crate::checkpoint::CheckpointSaver;
+use crate::store::Store;
 
 /// Maps the channel values of a checkpoint written under an older schema (by channel
 /// name, as JSON) to the current state's channels.
@@ -19,6 +20,7 @@ pub type Migration = Arc<
 pub struct CompileOptions {
     pub(crate) saver: Option<Arc<dyn CheckpointSaver>>,
     pub(crate) cache: Option<Arc<dyn NodeCache>>,
+    pub(crate) store: Option<Arc<dyn Store>>,
     pub(crate) migrations: HashMap<String, Migration>,
     pub(crate) interrupt_before: Vec<Arc<str>>,
     pub(crate) interrupt_after: Vec<Arc<str>>,
@@ -99,6 +101,24 @@ impl CompileOptions {
         self.cache = Some(store);
         self
     }
+
+    /// Long-term memory shared across threads, reached from every node with
+    /// [`NodeContext::store`](crate::NodeContext::store). Store calls are not
+    /// checkpointed and not replayed: a node that runs again calls the store again, so
+    /// write by key (see [`store`](crate::store)).
+    #[must_use]
+    pub fn store(mut self, store: impl Store) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Like [`store`](Self::store), with a store the caller keeps a handle to (to read
+    /// it outside the graph, or share it between graphs).
+    #[must_use]
+    pub fn shared_store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
 }
 
 impl fmt::Debug for CompileOptions {
@@ -106,6 +126,7 @@ impl fmt::Debug for CompileOptions {
         f.debug_struct("CompileOptions")
             .field("checkpointer", &self.saver.is_some())
             .field("cache", &self.cache.is_some())
+            .field("store", &self.store.is_some())
             .field("migrations", &self.migrations.keys().collect::<Vec<_>>())
             .finish()
     }

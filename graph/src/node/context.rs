@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::answer::Pause;
 use super::interrupt::{Interrupt, interrupt_id};
+use crate::store::Store;
 
 /// What a node receives when it runs.
 pub struct NodeContext {
@@ -22,6 +23,8 @@ pub struct NodeContext {
     pub(crate) interrupts_called: std::sync::atomic::AtomicUsize,
     /// Where `emit` sends custom events (set when the run is streamed with `CUSTOM`).
     pub(crate) custom: Option<crate::stream::CustomSink>,
+    /// The graph's store (`CompileOptions::store`).
+    pub(crate) store: Option<Arc<dyn Store>>,
 }
 
 impl Clone for NodeContext {
@@ -38,6 +41,7 @@ impl Clone for NodeContext {
                     .load(std::sync::atomic::Ordering::Relaxed),
             ),
             custom: self.custom.clone(),
+            store: self.store.clone(),
         }
     }
 }
@@ -92,6 +96,50 @@ impl NodeContext {
     /// The thread the run belongs to, if the run config names one.
     pub fn thread_id(&self) -> Option<&str> {
         self.thread_id.as_deref()
+    }
+
+    /// The graph's long-term memory, shared across threads (see
+    /// [`store`](crate::store)). Its calls are not checkpointed and not replayed: a
+    /// node that runs again (retry, resume, re-run) calls it again, so write by key.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use stategraph::prelude::*;
+    /// use stategraph::store::{InMemoryStore, Store};
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Chat {
+    ///     user: String,
+    ///     tone: Option<String>,
+    /// }
+    ///
+    /// #[node]
+    /// async fn recall(c: &Chat, ctx: &NodeContext) -> Result<ChatUpdate, NodeError> {
+    ///     let prefs = ctx.store()?.get(&["users", &c.user], "prefs").await?;
+    ///     let tone = prefs.and_then(|p| p.value["tone"].as_str().map(String::from));
+    ///     Ok(Chat::update().tone(tone))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryStore::new();
+    /// store.put(&["users", "u1"], "prefs", json!({"tone": "brief"})).await?;
+    /// let graph = StateGraph::<Chat>::new()
+    ///     .add_node(recall)
+    ///     .add_edge(START, recall)
+    ///     .compile_with(CompileOptions::new().store(store))?;
+    /// let out = graph.invoke(Chat::update().user("u1"), &RunConfig::new()).await?;
+    /// assert_eq!(out.values.tone.as_deref(), Some("brief"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// The graph was compiled without a store.
+    pub fn store(&self) -> Result<&Arc<dyn Store>, ContextError> {
+        self.store.as_ref().ok_or_else(|| ContextError {
+            kind: Kind::NoStore(self.node.clone()),
+        })
     }
 
     /// Pauses the run for outside input (human in the loop).
@@ -201,6 +249,8 @@ pub struct ContextError {
 enum Kind {
     Paused(Box<Pause>),
     Unserializable(String),
+    /// `store()` on a graph compiled without one (the node's name).
+    NoStore(Arc<str>),
 }
 
 impl ContextError {
@@ -222,6 +272,10 @@ impl fmt::Display for ContextError {
         match &self.kind {
             Kind::Paused(pause) => write!(f, "node `{}` paused", pause.interrupt.node),
             Kind::Unserializable(message) => f.write_str(message),
+            Kind::NoStore(node) => write!(
+                f,
+                "no store configured for node `{node}`: compile the graph with CompileOptions::store(..)"
+            ),
         }
     }
 }
@@ -230,7 +284,7 @@ impl Error for ContextError {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
         match &self.kind {
             Kind::Paused(pause) => Some(&**pause),
-            Kind::Unserializable(_) => None,
+            Kind::Unserializable(_) | Kind::NoStore(_) => None,
         }
     }
 }

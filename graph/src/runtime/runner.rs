@@ -132,6 +132,7 @@ struct TaskEnv<'a> {
     key: Option<&'a Arc<str>>,
     resume: &'a Arc<[serde_json::Value]>,
     custom: &'a Option<crate::stream::CustomSink>,
+    store: &'a Option<Arc<dyn crate::store::Store>>,
 }
 
 fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeContext {
@@ -144,6 +145,7 @@ fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeCont
         resume: env.resume.clone(),
         interrupts_called: AtomicUsize::new(0),
         custom: env.custom.clone(),
+        store: env.store.clone(),
     }
 }
 
@@ -319,6 +321,7 @@ pub(crate) async fn execute<S: GraphState>(
         key: keys.get(i),
         resume: resume.get(i).unwrap_or(&no_resume),
         custom: &custom,
+        store: &g.store,
     };
     let limit = config.max_concurrency.unwrap_or(usize::MAX);
     // Made on the first task that cannot run inline: most steps of plain sync nodes

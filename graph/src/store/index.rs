@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::error::StoreError;
-use super::types::{IndexFields, SearchItem};
+use super::types::{IndexFields, SearchItem, StoreOp};
 use crate::future::BoxFuture;
 
 /// Turns texts into vectors (an embedding model, a service, or a test's hashing
@@ -98,6 +98,46 @@ impl fmt::Debug for IndexConfig {
             .field("fields", &self.fields)
             .finish_non_exhaustive()
     }
+}
+
+/// Embeds what a batch needs, in one call to the embedder, before anything is
+/// written: per op, the vectors of a put's texts (see [`IndexConfig::paths_for`] and
+/// [`texts_to_embed`]) or of a search's query, empty for the other ops (and for
+/// every op without an index).
+///
+/// # Errors
+/// As [`IndexConfig::embed_checked`].
+pub async fn embed_ops(
+    index: Option<&IndexConfig>,
+    ops: &[StoreOp],
+) -> Result<Vec<Vec<Vec<f32>>>, StoreError> {
+    let Some(index) = index else {
+        return Ok(vec![Vec::new(); ops.len()]);
+    };
+    let mut texts = Vec::new();
+    let mut counts = Vec::with_capacity(ops.len());
+    for op in ops {
+        let before = texts.len();
+        match op {
+            StoreOp::Put {
+                value: Some(value),
+                options,
+                ..
+            } => {
+                if let Some(paths) = index.paths_for(&options.index) {
+                    texts.extend(texts_to_embed(value, paths));
+                }
+            }
+            StoreOp::Search { query, .. } => texts.extend(query.query.clone()),
+            _ => {}
+        }
+        counts.push(texts.len() - before);
+    }
+    let mut vectors = index.embed_checked(&texts).await?.into_iter();
+    Ok(counts
+        .into_iter()
+        .map(|n| vectors.by_ref().take(n).collect())
+        .collect())
 }
 
 /// The texts of `value` at `fields` (see [`IndexConfig::fields`]), in order: a string

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, SystemTime};
 
 use super::error::StoreError;
-use super::index::{IndexConfig, best_score, order_hits, texts_to_embed};
+use super::index::{IndexConfig, best_score, embed_ops, order_hits};
 use super::namespaces::{has_prefix, list_matching};
 use super::traits::Store;
 use super::ttl::{TtlConfig, expiry, is_expired};
@@ -30,12 +30,22 @@ use crate::future::BoxFuture;
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct InMemoryStore {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug, Default)]
+impl std::fmt::Debug for InMemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InMemoryStore")
+            .field("items", &self.len())
+            .field("index", &self.inner.index)
+            .field("ttl", &self.inner.ttl)
+            .finish()
+    }
+}
+
+#[derive(Default)]
 struct Inner {
     items: Mutex<BTreeMap<(Namespace, String), Entry>>,
     index: Option<IndexConfig>,
@@ -145,41 +155,6 @@ fn sweep_items(inner: &Inner, now: SystemTime) -> usize {
     before - items.len()
 }
 
-/// The vectors a batch needs, computed before the lock is taken: per op, the item's
-/// vectors (a put) or the query's (a search).
-async fn embed_batch(
-    index: Option<&IndexConfig>,
-    ops: &[StoreOp],
-) -> Result<Vec<Vec<Vec<f32>>>, StoreError> {
-    let Some(index) = index else {
-        return Ok(vec![Vec::new(); ops.len()]);
-    };
-    let mut texts = Vec::new();
-    let mut counts = Vec::with_capacity(ops.len());
-    for op in ops {
-        let before = texts.len();
-        match op {
-            StoreOp::Put {
-                value: Some(value),
-                options,
-                ..
-            } => {
-                if let Some(paths) = index.paths_for(&options.index) {
-                    texts.extend(texts_to_embed(value, paths));
-                }
-            }
-            StoreOp::Search { query, .. } => texts.extend(query.query.clone()),
-            _ => {}
-        }
-        counts.push(texts.len() - before);
-    }
-    let mut vectors = index.embed_checked(&texts).await?.into_iter();
-    Ok(counts
-        .into_iter()
-        .map(|n| vectors.by_ref().take(n).collect())
-        .collect())
-}
-
 impl Store for InMemoryStore {
     fn batch<'a>(
         &'a self,
@@ -189,7 +164,7 @@ impl Store for InMemoryStore {
             self.ensure_sweeper();
             let inner = &*self.inner;
             validate_ops(&ops, inner.index.is_some())?;
-            let vectors = embed_batch(inner.index.as_ref(), &ops).await?;
+            let vectors = embed_ops(inner.index.as_ref(), &ops).await?;
             let now = SystemTime::now();
             let mut items = lock(&inner.items);
             let outputs = ops

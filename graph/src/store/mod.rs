@@ -97,8 +97,9 @@
 //!
 //! # In nodes: not checkpointed
 //!
-//! A graph compiled with `CompileOptions::store`
-//! gives every node the store through `NodeContext::store()`. Store calls are not
+//! A graph compiled with [`CompileOptions::store`](crate::CompileOptions::store)
+//! gives every node the store through
+//! [`NodeContext::store`](crate::NodeContext::store). Store calls are not
 //! part of the checkpoint and are not replayed: a node that runs again (a retry, a
 //! resume after an interrupt, a re-run from a checkpoint) makes its store calls
 //! again. Write by key, so that writing twice is the same as writing once.
@@ -122,7 +123,7 @@ mod validate;
 
 pub use error::StoreError;
 pub use filter::{Condition, Filter, FilterOp, compare, field_at, json_eq};
-pub use index::{Embed, IndexConfig, best_score, cosine, order_hits, texts_to_embed};
+pub use index::{Embed, IndexConfig, best_score, cosine, embed_ops, order_hits, texts_to_embed};
 pub use memory::InMemoryStore;
 pub use namespaces::{WILDCARD, has_prefix, list_matching, namespace_matches};
 pub use traits::Store;

@@ -15,7 +15,8 @@ pub trait Store: Send + Sync + 'static {
     /// Runs `ops` in order and returns one output per op, in the same order. The puts
     /// and deletes of one batch are atomic: all are stored or none. Every op is
     /// validated (see [`validate_ops`](super::validate_ops)) and every value embedded
-    /// before anything is written.
+    /// before anything is written. The writes of one batch share one timestamp (their
+    /// `updated_at`), and later ops see the writes of earlier ones.
     ///
     /// # Errors
     /// The first invalid op's error, an embedder's error, or the backend's; nothing

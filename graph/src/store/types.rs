@@ -321,3 +321,40 @@ pub enum StoreOutput {
     /// Of a `ListNamespaces`.
     Namespaces(Vec<Namespace>),
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn items_round_trip_with_rfc3339_times() {
+        let at = UNIX_EPOCH + Duration::new(1_795_000_000, 123_456_789);
+        let item = Item {
+            namespace: vec!["users".into(), "u1".into()],
+            key: "prefs".into(),
+            value: json!({"tone": "brief"}),
+            created_at: at,
+            updated_at: at + Duration::from_secs(1),
+            expires_at: Some(at + Duration::from_secs(60)),
+        };
+        let hit = SearchItem {
+            item: item.clone(),
+            score: Some(0.5),
+        };
+        let json = serde_json::to_value(&hit).unwrap();
+        assert_eq!(json["created_at"], "2026-11-18T11:06:40.123456789Z");
+        assert_eq!(json["score"], 0.5);
+        assert_eq!(serde_json::from_value::<SearchItem>(json).unwrap(), hit);
+        let mut bad = serde_json::to_value(&item).unwrap();
+        bad["updated_at"] = json!("yesterday");
+        let err = serde_json::from_value::<Item>(bad).unwrap_err().to_string();
+        assert!(
+            err.contains("`updated_at` is not an RFC 3339 time"),
+            "{err}"
+        );
+    }
+}
