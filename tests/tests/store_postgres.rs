@@ -5,12 +5,15 @@
 //!
 //! Needs a server: set `STATEGRAPH_POSTGRES_URL` (see `stategraph_tests::servers`).
 
+use std::sync::Arc;
+
 use serde_json::json;
 use stategraph::store::{Store, StoreError};
 use stategraph_postgres::{
     PostgresError, PostgresOptions, PostgresSaver, PostgresStore, STORE_TABLE_VERSION,
 };
 use stategraph_tests::servers;
+use stategraph_tests::store_conformance::StoreSetup;
 use stategraph_tests::store_writers;
 use stategraph_tests::workloads::Store as Target;
 
@@ -237,4 +240,111 @@ async fn two_processes_writing_at_once_lose_nothing() {
     store_writers::check(&store, &["a", "b"], rounds).await;
     drop(store);
     schema.drop_all().await;
+}
+
+/// A store in a schema of its own, dropped with it.
+struct InSchema {
+    store: Option<PostgresStore>,
+    url: String,
+    schema: String,
+}
+
+impl Store for InSchema {
+    fn batch<'a>(
+        &'a self,
+        ops: Vec<stategraph::store::StoreOp>,
+    ) -> stategraph::BoxFuture<'a, Result<Vec<stategraph::store::StoreOutput>, StoreError>> {
+        match &self.store {
+            Some(store) => store.batch(ops),
+            None => unreachable!("the store is only taken when dropped"),
+        }
+    }
+
+    fn sweep(&self) -> stategraph::BoxFuture<'_, Result<usize, StoreError>> {
+        match &self.store {
+            Some(store) => store.sweep(),
+            None => unreachable!("the store is only taken when dropped"),
+        }
+    }
+}
+
+impl Drop for InSchema {
+    fn drop(&mut self) {
+        // The pool's connections are idle (no batch is under way), so they hold no
+        // locks the schema's removal would wait for.
+        drop(self.store.take());
+        let (url, schema) = (self.url.clone(), self.schema.clone());
+        let _ = std::thread::spawn(move || servers::drop_schema(&url, &schema)).join();
+    }
+}
+
+fn in_schema(setup: StoreSetup) -> stategraph::BoxFuture<'static, Arc<dyn Store>> {
+    Box::pin(async move {
+        let url = servers::postgres_url("store_postgres conformance")
+            .expect("checked by the test before it builds a store");
+        let schema = servers::fresh_schema("store");
+        let mut store =
+            PostgresStore::connect_with(&url, PostgresOptions::new().schema(&schema).pool_size(2))
+                .await
+                .unwrap()
+                .with_ttl(setup.ttl);
+        if let Some(index) = setup.index {
+            store = store.with_index(index);
+        }
+        Arc::new(InSchema {
+            store: Some(store),
+            url,
+            schema,
+        }) as Arc<dyn Store>
+    })
+}
+
+/// Runs one conformance check, or skips it (visibly) without a server.
+macro_rules! conformance {
+    ($($check:ident),* $(,)?) => {
+        mod conformance {
+            $(
+                #[tokio::test]
+                async fn $check() {
+                    if stategraph_tests::servers::postgres_url(module_path!()).is_none() {
+                        return;
+                    }
+                    stategraph_tests::store_conformance::$check(&super::in_schema).await;
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    put_get_overwrite,
+    delete,
+    list_namespaces,
+    filters,
+    bad_filter,
+    search_order_and_pages,
+    typed_values,
+    batch_outputs,
+    batch_atomicity,
+    invalid_input,
+    ttl_expiry,
+    ttl_refresh_on_read,
+    default_ttl_without_refresh,
+    sweep,
+    background_sweeper,
+    semantic_ranking,
+    index_fields,
+    wrong_dimension,
+    no_index,
+);
+
+#[test]
+fn every_conformance_check_runs_here() {
+    let source = include_str!("store_postgres.rs");
+    for check in stategraph_tests::store_conformance::CHECKS {
+        assert!(
+            source.contains(&format!("    {check},\n")),
+            "conformance check `{check}` is not in this file's list"
+        );
+    }
 }

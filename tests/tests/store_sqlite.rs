@@ -3,10 +3,13 @@
 //! refuses newer tables without touching the file; two processes writing at once
 //! lose nothing and tear nothing.
 
+use std::sync::Arc;
+
 use serde_json::json;
 use stategraph::prelude::*;
 use stategraph::store::{Store, StoreError};
 use stategraph_sqlite::{STORE_TABLE_VERSION, SqliteError, SqliteSaver, SqliteStore};
+use stategraph_tests::store_conformance::StoreSetup;
 use stategraph_tests::store_writers;
 use stategraph_tests::workloads::Store as Target;
 
@@ -172,4 +175,40 @@ async fn two_processes_writing_at_once_lose_nothing() {
         .unwrap();
     let store = SqliteStore::open(&path).unwrap();
     store_writers::check(&store, &["a", "b"], rounds).await;
+}
+
+/// A store in a file of its own, removed with it.
+struct OnDisk {
+    store: SqliteStore,
+    _dir: tempfile::TempDir,
+}
+
+impl Store for OnDisk {
+    fn batch<'a>(
+        &'a self,
+        ops: Vec<stategraph::store::StoreOp>,
+    ) -> stategraph::BoxFuture<'a, Result<Vec<stategraph::store::StoreOutput>, StoreError>> {
+        self.store.batch(ops)
+    }
+
+    fn sweep(&self) -> stategraph::BoxFuture<'_, Result<usize, StoreError>> {
+        self.store.sweep()
+    }
+}
+
+fn on_disk(setup: StoreSetup) -> stategraph::BoxFuture<'static, Arc<dyn Store>> {
+    Box::pin(async move {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(dir.path().join("store.db"))
+            .unwrap()
+            .with_ttl(setup.ttl);
+        if let Some(index) = setup.index {
+            store = store.with_index(index);
+        }
+        Arc::new(OnDisk { store, _dir: dir }) as Arc<dyn Store>
+    })
+}
+
+mod conformance {
+    stategraph_tests::store_conformance_tests!(super::on_disk);
 }

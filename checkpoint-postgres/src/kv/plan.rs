@@ -1,6 +1,6 @@
 //! What a batch does before it touches the database: every operation validated, the
 //! texts of puts and the queries of searches embedded (one call to the embedder for
-//! the whole batch), time-to-lives and refreshes resolved. Then the search hits'
+//! the whole batch, by the core's `embed_ops`), time-to-lives and refreshes resolved. Then the search hits'
 //! filter, scores and order, with the rules the core crate shares between backends.
 
 use std::collections::HashMap;
@@ -26,9 +26,9 @@ pub(crate) enum Planned {
         /// `None` deletes.
         value: Option<Value>,
         ttl: Option<Duration>,
-        /// The vectors of the new value, each with the path it came from; they replace
-        /// the item's old ones.
-        vectors: Vec<(String, Vec<f32>)>,
+        /// The vectors of the new value's embedded texts; they replace the item's
+        /// old ones.
+        vectors: Vec<Vec<f32>>,
     },
     Search {
         prefix: Namespace,
@@ -62,49 +62,11 @@ pub(crate) async fn plan(
     ttl: &TtlConfig,
 ) -> Result<Vec<Planned>, StoreError> {
     store::validate_ops(&ops, index.is_some())?;
-    // Every text of the batch, and for each op the range of its texts with the path
-    // of each.
-    let mut texts: Vec<String> = Vec::new();
-    let mut fields: Vec<String> = Vec::new();
-    let mut spans = Vec::with_capacity(ops.len());
-    for op in &ops {
-        let start = texts.len();
-        match (op, index) {
-            (
-                StoreOp::Put {
-                    value: Some(value),
-                    options,
-                    ..
-                },
-                Some(index),
-            ) => {
-                for path in index.paths_for(&options.index).unwrap_or_default() {
-                    for text in store::texts_to_embed(value, std::slice::from_ref(path)) {
-                        texts.push(text);
-                        fields.push(path.clone());
-                    }
-                }
-            }
-            (StoreOp::Search { query, .. }, Some(_)) => {
-                if let Some(text) = &query.query {
-                    texts.push(text.clone());
-                    fields.push(String::new());
-                }
-            }
-            _ => {}
-        }
-        spans.push(start..texts.len());
-    }
-    let mut vectors = match index {
-        Some(index) => index.embed_checked(&texts).await?,
-        None => Vec::new(),
-    };
-    // Taken from the back, so each op's vectors are split off in turn.
-    let mut planned = Vec::with_capacity(ops.len());
-    for (op, span) in ops.into_iter().zip(spans).rev() {
-        let mine: Vec<Vec<f32>> = vectors.split_off(span.start);
-        let paths = fields.split_off(span.start);
-        planned.push(match op {
+    let vectors = store::embed_ops(index, &ops).await?;
+    let planned = ops
+        .into_iter()
+        .zip(vectors)
+        .map(|(op, vectors)| match op {
             StoreOp::Get {
                 namespace,
                 key,
@@ -124,7 +86,7 @@ pub(crate) async fn plan(
                 key,
                 value,
                 ttl: ttl.ttl_for(options.ttl),
-                vectors: paths.into_iter().zip(mine).collect(),
+                vectors,
             },
             StoreOp::Search {
                 namespace_prefix,
@@ -132,13 +94,12 @@ pub(crate) async fn plan(
             } => Planned::Search {
                 prefix: namespace_prefix,
                 refresh: ttl.refreshes(query.refresh_ttl),
-                query: mine.into_iter().next(),
+                query: vectors.into_iter().next(),
                 search: query,
             },
             StoreOp::ListNamespaces(query) => Planned::List(query),
-        });
-    }
-    planned.reverse();
+        })
+        .collect();
     Ok(planned)
 }
 

@@ -45,7 +45,6 @@ const MIGRATIONS: &[&str] = &[
         prefix    TEXT COLLATE \"C\" NOT NULL,
         key       TEXT COLLATE \"C\" NOT NULL,
         idx       INTEGER NOT NULL,
-        field     TEXT NOT NULL,
         embedding BYTEA NOT NULL,
         PRIMARY KEY (prefix, key, idx)
     );",
@@ -281,7 +280,7 @@ async fn put(
     key: &str,
     value: Option<&serde_json::Value>,
     ttl: Option<Duration>,
-    vectors: &[(String, Vec<f32>)],
+    vectors: &[Vec<f32>],
     now: SystemTime,
 ) -> Result<(), Failure> {
     let prefix = namespace.join(".");
@@ -327,19 +326,15 @@ async fn put(
     )
     .await?;
     if !vectors.is_empty() {
-        let (fields, blobs): (Vec<&str>, Vec<Vec<u8>>) = vectors
-            .iter()
-            .map(|(field, v)| (field.as_str(), plan::to_blob(v)))
-            .unzip();
+        let blobs: Vec<Vec<u8>> = vectors.iter().map(|v| plan::to_blob(v)).collect();
         let insert = tx
             .prepare_cached(
-                "INSERT INTO stategraph_store_vectors (prefix, key, idx, field, embedding)
-                 SELECT $1, $2, (n - 1)::integer, field, embedding
-                 FROM unnest($3::text[], $4::bytea[]) WITH ORDINALITY AS v (field, embedding, n)",
+                "INSERT INTO stategraph_store_vectors (prefix, key, idx, embedding)
+                 SELECT $1, $2, (n - 1)::integer, embedding
+                 FROM unnest($3::bytea[]) WITH ORDINALITY AS v (embedding, n)",
             )
             .await?;
-        tx.execute(&insert, &[&prefix, &key, &fields, &blobs])
-            .await?;
+        tx.execute(&insert, &[&prefix, &key, &blobs]).await?;
     }
     Ok(())
 }

@@ -40,7 +40,6 @@ const MIGRATIONS: &[&str] = &[
         prefix    TEXT NOT NULL,
         key       TEXT NOT NULL,
         idx       INTEGER NOT NULL,
-        field     TEXT NOT NULL,
         embedding BLOB NOT NULL,
         PRIMARY KEY (prefix, key, idx)
     ) WITHOUT ROWID;",
@@ -241,7 +240,7 @@ fn put(
     key: &str,
     value: Option<&serde_json::Value>,
     ttl: Option<Duration>,
-    vectors: Vec<(String, Vec<f32>)>,
+    vectors: Vec<Vec<f32>>,
     now: SystemTime,
 ) -> Result<(), Failure> {
     let prefix = namespace.join(".");
@@ -275,12 +274,12 @@ fn put(
         ttl.map(ttl_nanos),
     ))?;
     let mut insert = tx.prepare_cached(
-        "INSERT INTO stategraph_store_vectors (prefix, key, idx, field, embedding)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO stategraph_store_vectors (prefix, key, idx, embedding)
+         VALUES (?1, ?2, ?3, ?4)",
     )?;
-    for (idx, (field, vector)) in vectors.iter().enumerate() {
+    for (idx, vector) in vectors.iter().enumerate() {
         let idx = i64::try_from(idx).unwrap_or(i64::MAX);
-        insert.execute((&prefix, key, idx, field, plan::to_blob(vector)))?;
+        insert.execute((&prefix, key, idx, plan::to_blob(vector)))?;
     }
     Ok(())
 }
@@ -328,11 +327,12 @@ fn candidates(
         return Ok(items);
     }
     let mut by_key: HashMap<(String, String), Vec<Vec<f32>>> = HashMap::new();
+    let (condition, params) = under(labels, 1);
     let mut stmt = tx.prepare_cached(&format!(
         "SELECT prefix, key, embedding FROM stategraph_store_vectors
          WHERE {condition} ORDER BY prefix, key, idx"
     ))?;
-    let mut rows = stmt.query(params_from_iter(params[1..].iter()))?;
+    let mut rows = stmt.query(params_from_iter(params.iter()))?;
     while let Some(row) = rows.next()? {
         let prefix: String = row.get(0)?;
         let key: String = row.get(1)?;
