@@ -2,6 +2,7 @@
 //! checkpoints or in a file of its own.
 
 mod plan;
+mod search;
 mod sql;
 
 use std::fmt;

@@ -7,7 +7,6 @@
 //! after `.`). Times are nanoseconds since the Unix epoch. Vectors are little-endian
 //! `f32` blobs, one row per embedded text, searched by an exact scan.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -16,6 +15,7 @@ use rusqlite::{Connection, Row, TransactionBehavior, params_from_iter};
 use stategraph::store::{self, Item, Namespace, NamespaceQuery, SearchItem, StoreOutput};
 
 use super::plan::{self, Planned, Refresh, Stored};
+use super::search;
 use crate::error::{Failure, SqliteError};
 use crate::schema::Tables;
 
@@ -67,7 +67,7 @@ pub(crate) const STORE_TABLES: Tables = Tables {
 /// The version of the store's tables this build creates and reads.
 pub const STORE_TABLE_VERSION: i64 = MIGRATIONS.len() as i64;
 
-const COLUMNS: &str = "prefix, key, value, created_at, updated_at, expires_at, ttl";
+pub(super) const COLUMNS: &str = "prefix, key, value, created_at, updated_at, expires_at, ttl";
 
 /// Runs a planned batch in one transaction. A batch that writes takes the write lock
 /// for its whole length, so its reads see its own puts and nothing else interleaves;
@@ -120,8 +120,7 @@ pub(crate) fn apply(
                 query,
                 refresh: refreshes,
             } => {
-                let candidates = candidates(&tx, path, &prefix, now, query.is_some())?;
-                let hits = plan::rank(candidates, &search, query.as_deref());
+                let hits = search::search(&tx, path, &prefix, &search, query.as_deref(), now)?;
                 StoreOutput::Items(
                     hits.into_iter()
                         .map(|(stored, score)| SearchItem {
@@ -175,7 +174,7 @@ pub(crate) fn sweep(conn: &mut Connection, now: SystemTime) -> Result<usize, Fai
 }
 
 /// Nanoseconds since the Unix epoch (0 before it, `i64::MAX` past 2262).
-pub(crate) fn nanos(time: SystemTime) -> i64 {
+pub(super) fn nanos(time: SystemTime) -> i64 {
     time.duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
         .unwrap_or(0)
@@ -190,7 +189,7 @@ fn ttl_nanos(ttl: Duration) -> i64 {
 }
 
 /// The item in `row` (of [`COLUMNS`]); a value that is not JSON is a corrupt row.
-fn read_item(row: &Row<'_>, path: &Path) -> Result<Stored, Failure> {
+pub(super) fn read_item(row: &Row<'_>, path: &Path) -> Result<Stored, Failure> {
     let prefix: String = row.get(0)?;
     let key: String = row.get(1)?;
     let text: String = row.get(2)?;
@@ -216,7 +215,7 @@ fn read_item(row: &Row<'_>, path: &Path) -> Result<Stored, Failure> {
     })
 }
 
-fn get(
+pub(super) fn get(
     tx: &Connection,
     path: &Path,
     namespace: &[String],
@@ -284,9 +283,9 @@ fn put(
     Ok(())
 }
 
-/// The condition on `prefix` for the items under `labels` (`[]`: every item), and
-/// its parameters, numbered from `?first`.
-fn under(labels: &[String], first: usize) -> (String, Vec<SqlValue>) {
+/// The condition on `column` (a namespace) for the items under `labels` (`[]`: every
+/// item), and its parameters, numbered from `?first`.
+pub(super) fn under(column: &str, labels: &[String], first: usize) -> (String, Vec<SqlValue>) {
     if labels.is_empty() {
         return ("1".to_string(), Vec::new());
     }
@@ -294,61 +293,12 @@ fn under(labels: &[String], first: usize) -> (String, Vec<SqlValue>) {
     let (low, high) = (format!("{exact}."), format!("{exact}/"));
     (
         format!(
-            "(prefix = ?{first} OR (prefix >= ?{} AND prefix < ?{}))",
+            "({column} = ?{first} OR ({column} >= ?{} AND {column} < ?{}))",
             first + 1,
             first + 2
         ),
         vec![exact.into(), low.into(), high.into()],
     )
-}
-
-/// The live items under `labels`, with their vectors when `with_vectors`.
-fn candidates(
-    tx: &Connection,
-    path: &Path,
-    labels: &[String],
-    now: SystemTime,
-    with_vectors: bool,
-) -> Result<Vec<Stored>, Failure> {
-    let (condition, mut params) = under(labels, 2);
-    params.insert(0, nanos(now).into());
-    let mut items = Vec::new();
-    {
-        let mut stmt = tx.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM stategraph_store_items
-             WHERE {condition} AND (expires_at IS NULL OR expires_at > ?1)"
-        ))?;
-        let mut rows = stmt.query(params_from_iter(params.iter()))?;
-        while let Some(row) = rows.next()? {
-            items.push(read_item(row, path)?);
-        }
-    }
-    if !with_vectors || items.is_empty() {
-        return Ok(items);
-    }
-    let mut by_key: HashMap<(String, String), Vec<Vec<f32>>> = HashMap::new();
-    let (condition, params) = under(labels, 1);
-    let mut stmt = tx.prepare_cached(&format!(
-        "SELECT prefix, key, embedding FROM stategraph_store_vectors
-         WHERE {condition} ORDER BY prefix, key, idx"
-    ))?;
-    let mut rows = stmt.query(params_from_iter(params.iter()))?;
-    while let Some(row) = rows.next()? {
-        let prefix: String = row.get(0)?;
-        let key: String = row.get(1)?;
-        let blob: Vec<u8> = row.get(2)?;
-        by_key
-            .entry((prefix, key))
-            .or_default()
-            .push(plan::from_blob(&blob));
-    }
-    for stored in &mut items {
-        let id = (stored.item.namespace.join("."), stored.item.key.clone());
-        if let Some(vectors) = by_key.remove(&id) {
-            stored.vectors = vectors;
-        }
-    }
-    Ok(items)
 }
 
 /// The namespaces of live items that `query` selects.
@@ -365,7 +315,7 @@ fn namespaces(
         .take_while(|label| *label != "*")
         .cloned()
         .collect();
-    let (condition, mut params) = under(&fixed, 2);
+    let (condition, mut params) = under("prefix", &fixed, 2);
     params.insert(0, nanos(now).into());
     let mut stmt = tx.prepare_cached(&format!(
         "SELECT DISTINCT prefix FROM stategraph_store_items
