@@ -126,8 +126,8 @@ fn store_benches(c: &mut Criterion) {
                 block_on(store.batch(ops)).expect("put a batch");
             });
         });
-        let filter = Filter::parse(&json!({"topic": "returns", "priority": {"$gte": 3}}))
-            .expect("a filter");
+        let filter =
+            Filter::parse(&json!({"topic": "returns", "priority": {"$gte": 3}})).expect("a filter");
         g.bench_function(BenchmarkId::new("search", "filter"), |b| {
             b.iter(|| {
                 let query = SearchQuery::new().filter(filter.clone()).limit(10);

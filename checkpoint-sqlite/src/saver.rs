@@ -145,9 +145,10 @@ impl SqliteSaver {
     /// reports such a file as empty.)
     ///
     /// # Errors
-    /// [`CheckpointError::Storage`] whose source is a [`SqliteError`]: the directory
-    /// does not exist, the file is not a readable SQLite database, or its tables were
-    /// written by a newer version of this crate (then the file is left as it was).
+    /// [`CheckpointError::Storage`] whose source is a
+    /// [`SqliteError`](crate::SqliteError): the directory does not exist, the file is
+    /// not a readable SQLite database, or its tables were written by a newer version
+    /// of this crate (then the file is left as it was).
     pub fn open_with(
         path: impl AsRef<Path>,
         options: SqliteOptions,
