@@ -163,7 +163,11 @@ pub async fn run(
             limit,
             offset,
         } => {
-            let mut query = SearchQuery::new().limit(*limit).offset(*offset);
+            // Looking must not change what is looked at: no time-to-live refresh.
+            let mut query = SearchQuery::new()
+                .limit(*limit)
+                .offset(*offset)
+                .refresh_ttl(false);
             if let Some(text) = filter {
                 query = query.filter(parse_filter(text)?);
             }
@@ -199,7 +203,8 @@ pub async fn run(
     }
 }
 
-/// The item at `namespace`/`key`, read without refreshing its time-to-live.
+/// The item at `namespace`/`key`, read without refreshing its time-to-live (looking
+/// must not change what is looked at).
 async fn find(
     store: &dyn Store,
     target: &str,

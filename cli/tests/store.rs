@@ -205,6 +205,16 @@ async fn json_has_whole_items() {
     assert_eq!(items[0]["key"], "prefs");
     assert_eq!(items[0]["namespace"], json!(["users", "u2"]));
     assert_eq!(items[0]["score"], json!(null));
+    // Reading refreshes no time-to-live: the session's expiry is as it was put.
+    let expiry = |f: &Fixture| {
+        f.run(&["--json", "get", "users/u2", "session"]).json()["item"]["expires_at"].clone()
+    };
+    let before = expiry(&f);
+    assert!(before.is_string(), "{before}");
+    std::thread::sleep(Duration::from_millis(20));
+    f.run(&["search", "users", "--json"]).json();
+    f.run(&["search", "users"]).ok();
+    assert_eq!(expiry(&f), before);
     // The readme's text is whole, not cut to the width.
     let docs = f.run(&["search", "docs", "--json"]).json();
     let text = docs["items"][0]["value"]["text"].as_str().unwrap();
