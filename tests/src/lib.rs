@@ -9,5 +9,6 @@ pub mod golden;
 pub mod rows;
 pub mod servers;
 pub mod store_conformance;
+pub mod store_reference;
 pub mod store_writers;
 pub mod workloads;

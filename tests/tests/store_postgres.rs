@@ -14,8 +14,8 @@ use stategraph_postgres::{
 };
 use stategraph_tests::servers;
 use stategraph_tests::store_conformance::StoreSetup;
-use stategraph_tests::store_writers;
 use stategraph_tests::workloads::Store as Target;
+use stategraph_tests::{store_reference, store_writers};
 
 const WORKER: &str = env!("CARGO_BIN_EXE_store_worker");
 
@@ -222,6 +222,21 @@ async fn a_wrong_password_is_a_connect_error() {
         !format!("{err:?}").contains("wrong"),
         "no password in errors"
     );
+}
+
+/// Every search page equals the in-memory reference store's (namespaces in the `C`
+/// collation sort by text, which the ranking must not follow).
+#[tokio::test]
+async fn searches_return_what_the_reference_store_returns() {
+    let url = server!();
+    let schema = Schema::fresh(&url);
+    let store = schema
+        .store()
+        .await
+        .with_index(stategraph_tests::store_conformance::test_index());
+    store_reference::pages_match_reference(&store).await;
+    drop(store);
+    schema.drop_all().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
