@@ -2,6 +2,7 @@
 //! by every process connected to it.
 
 mod plan;
+mod search;
 mod sql;
 
 use std::fmt;

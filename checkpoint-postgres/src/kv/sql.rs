@@ -5,13 +5,12 @@
 //! the prefix itself, and everything from `prefix.` up to (not including) `prefix/`.
 //! Times are nanoseconds since the Unix epoch, taken from the writing process's
 //! clock (as the in-memory store does). Vectors are little-endian `f32`s in `bytea`,
-//! searched by an exact scan: pgvector is not needed.
+//! searched by an exact scan (`search.rs`): pgvector is not needed.
 //!
 //! Writers take a transaction-level advisory lock per item they write, in key order,
 //! before writing anything: two batches writing the same items in different orders
 //! wait for each other instead of deadlocking.
 
-use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 use deadpool_postgres::{Client, Transaction};
@@ -21,6 +20,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::plan::{self, Planned, Refresh, Stored};
+use super::search;
 use crate::error::{Failure, PostgresError};
 use crate::schema::Tables;
 
@@ -72,7 +72,7 @@ pub(crate) const STORE_TABLES: Tables = Tables {
 /// The version of the store's tables this build creates and reads.
 pub const STORE_TABLE_VERSION: i64 = MIGRATIONS.len() as i64;
 
-const COLUMNS: &str = "prefix, key, value, created_at, updated_at, expires_at, ttl";
+pub(super) const COLUMNS: &str = "prefix, key, value, created_at, updated_at, expires_at, ttl";
 
 /// Runs a planned batch in one transaction (committed only when every op
 /// succeeded).
@@ -119,8 +119,7 @@ pub(crate) async fn apply(
                 query,
                 refresh: refreshes,
             } => {
-                let candidates = candidates(&tx, prefix, now, query.is_some()).await?;
-                let hits = plan::rank(candidates, search, query.as_deref());
+                let hits = search::search(&tx, prefix, search, query.as_deref(), now).await?;
                 StoreOutput::Items(
                     hits.into_iter()
                         .map(|(stored, score)| SearchItem {
@@ -175,7 +174,7 @@ pub(crate) async fn sweep(client: &mut Client, now: SystemTime) -> Result<usize,
 }
 
 /// Nanoseconds since the Unix epoch (0 before it, `i64::MAX` past 2262).
-fn nanos(time: SystemTime) -> i64 {
+pub(super) fn nanos(time: SystemTime) -> i64 {
     time.duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
         .unwrap_or(0)
@@ -231,7 +230,7 @@ async fn lock_items(tx: &Transaction<'_>, schema: &str, ops: &[Planned]) -> Resu
 }
 
 /// The item in `row` (of [`COLUMNS`]); a value that is not JSON is a corrupt row.
-fn read_item(row: &Row) -> Result<Stored, Failure> {
+pub(super) fn read_item(row: &Row) -> Result<Stored, Failure> {
     let prefix: String = row.try_get(0)?;
     let key: String = row.try_get(1)?;
     let text: &str = row.try_get(2)?;
@@ -256,7 +255,7 @@ fn read_item(row: &Row) -> Result<Stored, Failure> {
     })
 }
 
-async fn get(
+pub(super) async fn get(
     tx: &Transaction<'_>,
     namespace: &[String],
     key: &str,
@@ -339,9 +338,9 @@ async fn put(
     Ok(())
 }
 
-/// The condition on `prefix` for the items under `labels` (`[]`: every item), and
-/// its parameters, numbered from `$first`.
-fn under(labels: &[String], first: usize) -> (String, Vec<String>) {
+/// The condition on `column` (a namespace) for the items under `labels` (`[]`: every
+/// item), and its parameters, numbered from `$first`.
+pub(super) fn under(column: &str, labels: &[String], first: usize) -> (String, Vec<String>) {
     if labels.is_empty() {
         return ("TRUE".to_string(), Vec::new());
     }
@@ -349,7 +348,7 @@ fn under(labels: &[String], first: usize) -> (String, Vec<String>) {
     let (low, high) = (format!("{exact}."), format!("{exact}/"));
     (
         format!(
-            "(prefix = ${first} OR (prefix >= ${} AND prefix < ${}))",
+            "({column} = ${first} OR ({column} >= ${} AND {column} < ${}))",
             first + 1,
             first + 2
         ),
@@ -358,55 +357,10 @@ fn under(labels: &[String], first: usize) -> (String, Vec<String>) {
 }
 
 /// `now` then `texts`, as query parameters.
-fn params<'p>(now: &'p i64, texts: &'p [String]) -> Vec<&'p (dyn ToSql + Sync)> {
+pub(super) fn params<'p>(now: &'p i64, texts: &'p [String]) -> Vec<&'p (dyn ToSql + Sync)> {
     let mut out: Vec<&(dyn ToSql + Sync)> = vec![now];
     out.extend(texts.iter().map(|t| t as &(dyn ToSql + Sync)));
     out
-}
-
-/// The live items under `labels`, with their vectors when `with_vectors`.
-async fn candidates(
-    tx: &Transaction<'_>,
-    labels: &[String],
-    now: SystemTime,
-    with_vectors: bool,
-) -> Result<Vec<Stored>, Failure> {
-    let (condition, texts) = under(labels, 2);
-    let now = nanos(now);
-    let stmt = tx
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM stategraph_store_items
-             WHERE {condition} AND (expires_at IS NULL OR expires_at > $1)"
-        ))
-        .await?;
-    let rows = tx.query(&stmt, &params(&now, &texts)).await?;
-    let mut items = rows.iter().map(read_item).collect::<Result<Vec<_>, _>>()?;
-    if !with_vectors || items.is_empty() {
-        return Ok(items);
-    }
-    let (condition, texts) = under(labels, 1);
-    let stmt = tx
-        .prepare_cached(&format!(
-            "SELECT prefix, key, embedding FROM stategraph_store_vectors
-             WHERE {condition} ORDER BY prefix, key, idx"
-        ))
-        .await?;
-    let texts: Vec<&(dyn ToSql + Sync)> = texts.iter().map(|t| t as &(dyn ToSql + Sync)).collect();
-    let mut by_key: HashMap<(String, String), Vec<Vec<f32>>> = HashMap::new();
-    for row in tx.query(&stmt, &texts).await? {
-        let blob: &[u8] = row.try_get(2)?;
-        by_key
-            .entry((row.try_get(0)?, row.try_get(1)?))
-            .or_default()
-            .push(plan::from_blob(blob));
-    }
-    for stored in &mut items {
-        let id = (stored.item.namespace.join("."), stored.item.key.clone());
-        if let Some(vectors) = by_key.remove(&id) {
-            stored.vectors = vectors;
-        }
-    }
-    Ok(items)
 }
 
 /// The namespaces of live items that `query` selects.
@@ -423,7 +377,7 @@ async fn namespaces(
         .take_while(|label| *label != "*")
         .cloned()
         .collect();
-    let (condition, texts) = under(&fixed, 2);
+    let (condition, texts) = under("prefix", &fixed, 2);
     let now = nanos(now);
     let stmt = tx
         .prepare_cached(&format!(
