@@ -148,32 +148,15 @@ impl PostgresSaver {
     }
 
     async fn connect_inner(url: &str, options: PostgresOptions) -> Result<Self, Failure> {
-        if tokio::runtime::Handle::try_current().is_err() {
-            return Err(PostgresError::NoRuntime.into());
-        }
-        let (mut pg, tls, deadline) = parse(url, &options)?;
-        if let Some(name) = &options.schema {
-            if !valid_schema(name) {
-                return Err(PostgresError::InvalidSchema { name: name.clone() }.into());
-            }
-            pg.options(format!("-c search_path={name}"));
-        }
-        let target = describe_target(&pg);
-        let manager = Manager::from_config(
-            pg.clone(),
-            tls.connector.clone(),
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(options.pool_size)
-            .build()
-            .map_err(|e| PostgresError::Connect {
-                target: target.clone(),
-                reason: e.to_string(),
-            })?;
-        let ssl_mode = Some(tls.mode);
+        let own = OwnPool::new(url, &options)?;
+        let ssl_mode = Some(own.tls.mode);
+        let OwnPool {
+            pool,
+            pg,
+            tls,
+            target,
+            deadline,
+        } = own;
         let source = lock_source(&options, || SessionSource::Connect {
             pg: Box::new(pg),
             tls,
@@ -248,25 +231,20 @@ impl PostgresSaver {
             deadline,
         };
         let mut client = saver.client().await?;
-        saver.schema = match &saver.options.schema {
-            Some(name) => name.clone(),
-            None => {
-                within(
-                    deadline,
-                    || "reading the current schema".into(),
-                    &saver.target,
-                    async {
-                        Ok(client
-                            .query_one("SELECT current_schema()::text", &[])
-                            .await?
-                            .try_get::<_, Option<String>>(0)?
-                            .unwrap_or_else(|| "public".to_string()))
-                    },
-                )
-                .await?
-            }
-        };
-        schema::migrate(&mut client, &saver.schema, saver.options.schema.is_some()).await?;
+        saver.schema = current_schema(
+            &client,
+            saver.options.schema.as_deref(),
+            deadline,
+            &saver.target,
+        )
+        .await?;
+        schema::migrate(
+            &mut client,
+            &saver.schema,
+            saver.options.schema.is_some(),
+            &schema::CHECKPOINT_TABLES,
+        )
+        .await?;
         drop(client);
         Ok(saver)
     }
@@ -278,37 +256,7 @@ impl PostgresSaver {
 
     /// A pooled connection.
     pub(crate) async fn client(&self) -> Result<Client, Failure> {
-        let status = self.pool.status();
-        let step = || {
-            if status.available == 0 && status.size >= status.max_size {
-                "waiting for a free connection of the pool".to_string()
-            } else {
-                "opening a connection (TCP connect and startup handshake)".to_string()
-            }
-        };
-        within(self.deadline, step, &self.target, self.pooled()).await
-    }
-
-    async fn pooled(&self) -> Result<Client, Failure> {
-        self.pool
-            .get()
-            .await
-            .map_err(|e| match (&e, self.ssl_mode) {
-                (deadpool_postgres::PoolError::Backend(e), Some(mode)) => {
-                    tls::connect_failure(&self.target, mode, e).into()
-                }
-                (deadpool_postgres::PoolError::Backend(e), None) => {
-                    Failure::from(PostgresError::Connect {
-                        target: self.target.clone(),
-                        reason: describe(e),
-                    })
-                }
-                (other, _) => PostgresError::Connect {
-                    target: self.target.clone(),
-                    reason: other.to_string(),
-                }
-                .into(),
-            })
+        pooled_client(&self.pool, self.ssl_mode, &self.target, self.deadline).await
     }
 
     /// A pooled connection for `operation`, failing with its name.
@@ -318,4 +266,118 @@ impl PostgresSaver {
         }
         self.client().await.map_err(|f| f.during(operation))
     }
+}
+
+/// A pool of the crate's own, connected as the URL and options say.
+pub(crate) struct OwnPool {
+    pub(crate) pool: Pool,
+    /// The connection settings (with the schema's `search_path`), for a lock session.
+    pub(crate) pg: tokio_postgres::Config,
+    pub(crate) tls: Tls,
+    /// Host, port, database and user, for messages.
+    pub(crate) target: String,
+    /// The deadline of each network step.
+    pub(crate) deadline: std::time::Duration,
+}
+
+impl OwnPool {
+    /// The pool for `url` with the options' TLS, schema, size and connect timeout;
+    /// no connection is opened yet.
+    pub(crate) fn new(url: &str, options: &PostgresOptions) -> Result<Self, Failure> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(PostgresError::NoRuntime.into());
+        }
+        let (mut pg, tls, deadline) = parse(url, options)?;
+        if let Some(name) = &options.schema {
+            if !valid_schema(name) {
+                return Err(PostgresError::InvalidSchema { name: name.clone() }.into());
+            }
+            pg.options(format!("-c search_path={name}"));
+        }
+        let target = describe_target(&pg);
+        let manager = Manager::from_config(
+            pg.clone(),
+            tls.connector.clone(),
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size)
+            .build()
+            .map_err(|e| PostgresError::Connect {
+                target: target.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(Self {
+            pool,
+            pg,
+            tls,
+            target,
+            deadline,
+        })
+    }
+}
+
+/// A connection of `pool` within `deadline`, failing with a message naming the step
+/// (and, for the crate's own pool, the TLS mode).
+pub(crate) async fn pooled_client(
+    pool: &Pool,
+    ssl_mode: Option<tls::SslMode>,
+    target: &str,
+    deadline: std::time::Duration,
+) -> Result<Client, Failure> {
+    let status = pool.status();
+    let step = || {
+        if status.available == 0 && status.size >= status.max_size {
+            "waiting for a free connection of the pool".to_string()
+        } else {
+            "opening a connection (TCP connect and startup handshake)".to_string()
+        }
+    };
+    let get = async {
+        pool.get().await.map_err(|e| match (&e, ssl_mode) {
+            (deadpool_postgres::PoolError::Backend(e), Some(mode)) => {
+                tls::connect_failure(target, mode, e).into()
+            }
+            (deadpool_postgres::PoolError::Backend(e), None) => {
+                Failure::from(PostgresError::Connect {
+                    target: target.to_string(),
+                    reason: describe(e),
+                })
+            }
+            (other, _) => PostgresError::Connect {
+                target: target.to_string(),
+                reason: other.to_string(),
+            }
+            .into(),
+        })
+    };
+    within(deadline, step, target, get).await
+}
+
+/// The schema the tables go in: the options' `schema`, else the connection's
+/// current one.
+pub(crate) async fn current_schema(
+    client: &Client,
+    schema: Option<&str>,
+    deadline: std::time::Duration,
+    target: &str,
+) -> Result<String, Failure> {
+    if let Some(name) = schema {
+        return Ok(name.to_string());
+    }
+    within(
+        deadline,
+        || "reading the current schema".into(),
+        target,
+        async {
+            Ok(client
+                .query_one("SELECT current_schema()::text", &[])
+                .await?
+                .try_get::<_, Option<String>>(0)?
+                .unwrap_or_else(|| "public".to_string()))
+        },
+    )
+    .await
 }

@@ -3,6 +3,7 @@
 //! to tell them apart.
 
 use stategraph::checkpoint::CheckpointError;
+use stategraph::store::StoreError;
 
 /// Why the PostgreSQL saver could not connect, prepare its tables or store a record.
 #[derive(Debug, thiserror::Error)]
@@ -189,6 +190,49 @@ pub enum PostgresError {
         /// The schema holding the tables.
         schema: String,
     },
+    /// The store's tables were written by a newer version of this crate.
+    #[error(
+        "schema `{schema}` holds store tables of version {found}, newer than version {supported} that this build of stategraph-postgres knows; upgrade stategraph-postgres to use it (nothing was modified)"
+    )]
+    NewerStoreTables {
+        /// The schema holding the tables.
+        schema: String,
+        /// The version stored in the database.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// The store's table version in the database is not a version number.
+    #[error(
+        "schema `{schema}` has `store_schema_version` = {value:?} in table `stategraph_meta`, which is not a version number (a whole number from 1 up); set it to the version of the store's tables, or restore a backup"
+    )]
+    BadStoreTableVersion {
+        /// The schema holding the tables.
+        schema: String,
+        /// The stored value.
+        value: String,
+    },
+    /// The store's tables are there, but the version they were written at is not.
+    #[error(
+        "schema `{schema}` holds store tables but no `store_schema_version` in table `stategraph_meta`, so this build cannot tell which version they are; restore that row, or restore a backup"
+    )]
+    MissingStoreTableVersion {
+        /// The schema holding the tables.
+        schema: String,
+    },
+    /// A stored item's value is not JSON.
+    #[error(
+        "item `{key}` in namespace `{namespace}` is not valid JSON; the row was damaged outside the store: delete it, or restore a backup"
+    )]
+    CorruptItem {
+        /// The item's namespace, labels joined by `.`.
+        namespace: String,
+        /// The item's key.
+        key: String,
+        /// What the JSON parser reported.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A channel version or write index is too large for a PostgreSQL `bigint`.
     #[error("channel `{channel}` version {version} is larger than PostgreSQL bigints can hold")]
     VersionOutOfRange {
@@ -255,6 +299,35 @@ impl Failure {
                 operation,
                 source: Box::new(e),
             },
+        }
+    }
+}
+
+impl Failure {
+    /// The failure as a store error of `op`.
+    pub(crate) fn store(self, op: &str) -> StoreError {
+        let source: Box<dyn std::error::Error + Send + Sync> = match self {
+            Failure::Saver(e) => Box::new(e),
+            Failure::Checkpoint(e) => Box::new(e),
+        };
+        StoreError::Backend {
+            backend: "postgres",
+            op: op.to_string(),
+            source,
+        }
+    }
+
+    /// Whether the server gave up the transaction to break a deadlock or a
+    /// serialization conflict: trying it again may succeed.
+    pub(crate) fn is_retryable(&self) -> bool {
+        use tokio_postgres::error::SqlState;
+        match self {
+            Failure::Saver(PostgresError::Query { source, .. }) => matches!(
+                source.code(),
+                Some(code) if *code == SqlState::T_R_DEADLOCK_DETECTED
+                    || *code == SqlState::T_R_SERIALIZATION_FAILURE
+            ),
+            _ => false,
         }
     }
 }

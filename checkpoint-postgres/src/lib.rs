@@ -141,6 +141,29 @@
 //! which poolers may refuse or drop: behind one, create the schema, set it on the
 //! database role instead (`ALTER ROLE app SET search_path = stategraph`) and leave the
 //! option unset. See `docs/postgres.md` in the repository for more.
+//!
+//! # Long-term memory: the store
+//!
+//! [`PostgresStore`] is a [`Store`](stategraph::store::Store) (namespaced JSON items
+//! with filters, time-to-lives and semantic search, shared by every thread and every
+//! process) in the same database, connected as the saver connects (TLS, pool,
+//! timeouts, schema). It keeps its own tables, versioned apart from the saver's
+//! ([`STORE_TABLE_VERSION`]). Semantic search is an exact scan of vectors stored as
+//! `bytea`: the pgvector extension is not needed. See `docs/store.md` in the
+//! repository.
+//!
+//! ```no_run
+//! use serde_json::json;
+//! use stategraph::store::Store;
+//! use stategraph_postgres::{PostgresOptions, PostgresStore};
+//!
+//! # async fn demo() -> Result<(), stategraph::store::StoreError> {
+//! let url = "postgres://stategraph:secret@db.internal:5432/stategraph";
+//! let store = PostgresStore::connect_with(url, PostgresOptions::new().schema("memory")).await?;
+//! store.put(&["users", "u-42"], "prefs", json!({"theme": "dark"})).await?;
+//! # Ok(())
+//! # }
+//! ```
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -149,6 +172,7 @@
 mod cache;
 mod connect;
 mod error;
+mod kv;
 mod lock;
 mod probe;
 mod saver;
@@ -159,7 +183,8 @@ mod threads;
 mod tls;
 
 pub use error::PostgresError;
-pub use probe::tables_exist;
+pub use kv::{PostgresStore, STORE_TABLE_VERSION};
+pub use probe::{store_tables_exist, tables_exist};
 pub use saver::{PostgresOptions, PostgresSaver};
 pub use schema::TABLE_VERSION;
 

@@ -1,4 +1,5 @@
-//! Looking at a database without changing it: whether a saver's tables are there.
+//! Looking at a database without changing it: whether a saver's (or a store's)
+//! tables are there.
 
 use stategraph::checkpoint::CheckpointError;
 
@@ -18,10 +19,26 @@ use crate::tls;
 /// As [`PostgresSaver::connect_with`](crate::PostgresSaver::connect_with) for the
 /// connection, and [`PostgresError::Timeout`] when the server does not answer.
 pub async fn tables_exist(url: &str, options: &PostgresOptions) -> Result<bool, CheckpointError> {
-    probe(url, options).await.map_err(|f| f.during("connect"))
+    probe(url, options, "stategraph_checkpoints")
+        .await
+        .map_err(|f| f.during("connect"))
 }
 
-async fn probe(url: &str, options: &PostgresOptions) -> Result<bool, Failure> {
+/// Whether a [`PostgresStore`](crate::PostgresStore)'s tables exist in the database
+/// at `url`, creating nothing, as [`tables_exist`] does for a saver's.
+///
+/// # Errors
+/// As [`tables_exist`].
+pub async fn store_tables_exist(
+    url: &str,
+    options: &PostgresOptions,
+) -> Result<bool, CheckpointError> {
+    probe(url, options, "stategraph_store_items")
+        .await
+        .map_err(|f| f.during("connect"))
+}
+
+async fn probe(url: &str, options: &PostgresOptions, table: &str) -> Result<bool, Failure> {
     if tokio::runtime::Handle::try_current().is_err() {
         return Err(PostgresError::NoRuntime.into());
     }
@@ -37,24 +54,21 @@ async fn probe(url: &str, options: &PostgresOptions) -> Result<bool, Failure> {
     let driver = tokio::spawn(async move {
         let _ = connection.await;
     });
-    let looking = || "looking for the saver's tables".to_string();
+    let looking = || format!("looking for table `{table}`");
     let found = within(deadline, looking, &target, async {
         let row = match &options.schema {
             Some(schema) => {
                 client
                     .query_one(
                         "SELECT EXISTS (SELECT 1 FROM information_schema.tables
-                         WHERE table_schema = $1 AND table_name = 'stategraph_checkpoints')",
-                        &[schema],
+                         WHERE table_schema = $1 AND table_name = $2)",
+                        &[schema, &table],
                     )
                     .await?
             }
             None => {
                 client
-                    .query_one(
-                        "SELECT to_regclass('stategraph_checkpoints') IS NOT NULL",
-                        &[],
-                    )
+                    .query_one("SELECT to_regclass($1::text) IS NOT NULL", &[&table])
                     .await?
             }
         };

@@ -1,9 +1,11 @@
-//! The saver's tables and their forward migrations.
+//! The tables' forward migrations: the saver's, and (in `kv`) the store's.
 //!
-//! `stategraph_meta` records which of [`MIGRATIONS`] a database has had. Connecting
-//! applies the missing ones in one transaction, under a transaction-level advisory
-//! lock so that workers starting together migrate once; a database that has more than
-//! this build knows is refused before anything is written to it.
+//! `stategraph_meta` records, under a key of each set of tables, which of its
+//! migrations a database has had. Connecting applies the missing ones in one
+//! transaction, under a transaction-level advisory lock so that workers starting
+//! together migrate once; a database that has more than this build knows is refused
+//! before anything is written to it. Each set is versioned on its own, so a schema
+//! may hold the checkpoint tables, the store's, or both.
 
 use deadpool_postgres::Client;
 
@@ -71,23 +73,63 @@ const MIGRATIONS: &[&str] = &[
 /// in the `stategraph_meta` table.
 pub const TABLE_VERSION: i64 = MIGRATIONS.len() as i64;
 
-const META_KEY: &str = "schema_version";
+/// A set of tables migrated together, with its own version in `stategraph_meta`.
+pub(crate) struct Tables {
+    /// The `stategraph_meta` key holding the version.
+    pub(crate) meta_key: &'static str,
+    /// Each step moves the tables one version forward.
+    pub(crate) steps: &'static [&'static str],
+    /// A table whose presence without a version means the version row was lost.
+    pub(crate) marker: &'static str,
+    /// The tables are newer than this build knows (schema, found, supported).
+    pub(crate) newer: fn(&str, i64, i64) -> PostgresError,
+    /// The stored version is not a version number.
+    pub(crate) bad: fn(&str, String) -> PostgresError,
+    /// The tables are there but their version is not.
+    pub(crate) missing: fn(&str) -> PostgresError,
+}
+
+impl Tables {
+    fn version(&self) -> i64 {
+        self.steps.len() as i64
+    }
+}
+
+/// The saver's tables.
+pub(crate) const CHECKPOINT_TABLES: Tables = Tables {
+    meta_key: "schema_version",
+    steps: MIGRATIONS,
+    marker: "stategraph_checkpoints",
+    newer: |schema, found, supported| PostgresError::NewerTables {
+        schema: schema.to_string(),
+        found,
+        supported,
+    },
+    bad: |schema, value| PostgresError::BadTableVersion {
+        schema: schema.to_string(),
+        value,
+    },
+    missing: |schema| PostgresError::MissingTableVersion {
+        schema: schema.to_string(),
+    },
+};
 
 /// Key of the transaction-level advisory lock that serializes migrations.
 const MIGRATION_LOCK: i64 = 0x7374_6174_6567_7270; // "stategrp"
 
-/// The tables' version: 0 for a schema this crate never used. A schema holding the
-/// tables without a readable version is refused rather than taken for a new one
+/// The version of `tables`: 0 for a schema this crate never used. A schema holding
+/// the tables without a readable version is refused rather than taken for a new one
 /// (which would try to create the tables again).
 async fn stored_version(
     client: &impl deadpool_postgres::GenericClient,
     schema: &str,
+    tables: &Tables,
 ) -> Result<i64, Failure> {
     let row = client
         .query_one(
             "SELECT to_regclass('stategraph_meta') IS NOT NULL,
-                    to_regclass('stategraph_checkpoints') IS NOT NULL",
-            &[],
+                    to_regclass($1::text) IS NOT NULL",
+            &[&tables.marker],
         )
         .await?;
     let (has_meta, has_tables): (bool, bool) = (row.get(0), row.get(1));
@@ -95,7 +137,7 @@ async fn stored_version(
         client
             .query_opt(
                 "SELECT value FROM stategraph_meta WHERE key = $1",
-                &[&META_KEY],
+                &[&tables.meta_key],
             )
             .await?
             .map(|row| row.get(0))
@@ -104,46 +146,35 @@ async fn stored_version(
     };
     let Some(value) = value else {
         if has_tables {
-            return Err(PostgresError::MissingTableVersion {
-                schema: schema.to_string(),
-            }
-            .into());
+            return Err((tables.missing)(schema).into());
         }
         return Ok(0);
     };
     match value.trim().parse::<i64>() {
         Ok(v) if v >= 1 => Ok(v),
-        _ => Err(PostgresError::BadTableVersion {
-            schema: schema.to_string(),
-            value,
-        }
-        .into()),
+        _ => Err((tables.bad)(schema, value).into()),
     }
 }
 
-fn refuse_newer(found: i64, schema: &str) -> Result<(), Failure> {
-    if found > TABLE_VERSION {
-        return Err(PostgresError::NewerTables {
-            schema: schema.to_string(),
-            found,
-            supported: TABLE_VERSION,
-        }
-        .into());
+fn refuse_newer(found: i64, schema: &str, tables: &Tables) -> Result<(), Failure> {
+    if found > tables.version() {
+        return Err((tables.newer)(schema, found, tables.version()).into());
     }
     Ok(())
 }
 
-/// Brings the tables up to [`TABLE_VERSION`], creating `schema` first when it is not
-/// the default one. A newer version is refused before anything is written.
+/// Brings `tables` up to their newest version, creating `schema` first when it is
+/// not the default one. A newer version is refused before anything is written.
 pub(crate) async fn migrate(
     client: &mut Client,
     schema: &str,
     create_schema: bool,
+    tables: &Tables,
 ) -> Result<(), Failure> {
     // Reading first: a newer database is refused without taking a lock or writing.
-    let found = stored_version(client, schema).await?;
-    refuse_newer(found, schema)?;
-    if found == TABLE_VERSION {
+    let found = stored_version(client, schema, tables).await?;
+    refuse_newer(found, schema, tables)?;
+    if found == tables.version() {
         return Ok(());
     }
     let tx = client.transaction().await?;
@@ -155,9 +186,9 @@ pub(crate) async fn migrate(
             .await?;
     }
     // Another worker may have migrated while this one waited for the lock.
-    let found = stored_version(&tx, schema).await?;
-    refuse_newer(found, schema)?;
-    if found == TABLE_VERSION {
+    let found = stored_version(&tx, schema, tables).await?;
+    refuse_newer(found, schema, tables)?;
+    if found == tables.version() {
         return Ok(());
     }
     tx.batch_execute(
@@ -165,13 +196,13 @@ pub(crate) async fn migrate(
     )
     .await?;
     let start = usize::try_from(found).unwrap_or(0);
-    for step in MIGRATIONS.iter().skip(start) {
+    for step in tables.steps.iter().skip(start) {
         tx.batch_execute(step).await?;
     }
     tx.execute(
         "INSERT INTO stategraph_meta (key, value) VALUES ($1, $2)
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        &[&META_KEY, &TABLE_VERSION.to_string()],
+        &[&tables.meta_key, &tables.version().to_string()],
     )
     .await?;
     tx.commit().await?;

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use stategraph::checkpoint::CheckpointError;
+use stategraph::store::StoreError;
 
 /// Why the SQLite saver could not open its database or store a record.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +76,55 @@ pub enum SqliteError {
         #[source]
         source: std::io::Error,
     },
+    /// The store's tables were written by a newer version of this crate.
+    #[error(
+        "{} holds store tables of version {found}, newer than version {supported} that this build of stategraph-sqlite knows; upgrade stategraph-sqlite to open it (the file was not modified)",
+        .path.display()
+    )]
+    NewerStoreTables {
+        /// The database file.
+        path: PathBuf,
+        /// The version stored in the database.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// The store's table version in the database is not a version number.
+    #[error(
+        "{} has `store_schema_version` = {value:?} in table `stategraph_meta`, which is not a version number (a whole number from 1 up); set it to the version of the store's tables, or open a backup",
+        .path.display()
+    )]
+    BadStoreTableVersion {
+        /// The database file.
+        path: PathBuf,
+        /// The stored value.
+        value: String,
+    },
+    /// The store's tables are there, but the version they were written at is not.
+    #[error(
+        "{} holds store tables but no `store_schema_version` in table `stategraph_meta`, so this build cannot tell which version they are; restore that row, or open a backup",
+        .path.display()
+    )]
+    MissingStoreTableVersion {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// A stored item's value is not JSON.
+    #[error(
+        "item `{key}` in namespace `{namespace}` of {} is not valid JSON; the row was damaged outside the store: delete it, or restore a backup",
+        .path.display()
+    )]
+    CorruptItem {
+        /// The database file.
+        path: PathBuf,
+        /// The item's namespace, labels joined by `.`.
+        namespace: String,
+        /// The item's key.
+        key: String,
+        /// What the JSON parser reported.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A channel version is too large for a SQLite integer.
     #[error("channel `{channel}` version {version} is larger than SQLite integers can hold")]
     VersionOutOfRange {
@@ -115,6 +165,22 @@ impl Failure {
         CheckpointError::Storage {
             saver: "sqlite",
             operation,
+            source,
+        }
+    }
+}
+
+impl Failure {
+    /// The failure as a store error of `op`.
+    pub(crate) fn store(self, op: &str) -> StoreError {
+        let source: Box<dyn std::error::Error + Send + Sync> = match self {
+            Failure::Sql(e) => Box::new(e),
+            Failure::Saver(e) => Box::new(e),
+            Failure::Checkpoint(e) => Box::new(e),
+        };
+        StoreError::Backend {
+            backend: "sqlite",
+            op: op.to_string(),
             source,
         }
     }

@@ -61,6 +61,39 @@
 //! a record that does not decode is `Corrupt` and names its thread and checkpoint, a
 //! record over the [size limit](SqliteOptions::max_record_bytes) is `Oversize`, and
 //! SQLite's own errors (and [`SqliteError`]) are the source of `Storage`.
+//!
+//! # Long-term memory: the store
+//!
+//! [`SqliteStore`] is a [`Store`](stategraph::store::Store) (namespaced JSON items with
+//! filters, time-to-lives and semantic search, shared by every thread) in a SQLite
+//! file — the saver's file or one of its own. It keeps its own tables, versioned
+//! apart from the saver's ([`STORE_TABLE_VERSION`]), and opens the file as the saver
+//! does. See `docs/store.md` in the repository for its storage, its concurrency and
+//! why semantic search is an exact scan.
+//!
+//! ```
+//! use serde_json::json;
+//! use stategraph::store::{SearchQuery, Store};
+//! use stategraph_sqlite::SqliteStore;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let path = std::env::temp_dir().join(format!("stategraph-store-doc-{}.db", std::process::id()));
+//! # let _ = std::fs::remove_file(&path);
+//! let store = SqliteStore::open(&path)?;
+//! let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+//! runtime.block_on(async {
+//!     store.put(&["users", "u-42"], "prefs", json!({"theme": "dark"})).await?;
+//!     let hits = store.search(&["users"], SearchQuery::new()).await?;
+//!     assert_eq!(hits[0].item.value["theme"], "dark");
+//!     Ok::<_, stategraph::store::StoreError>(())
+//! })?;
+//! # drop(store);
+//! # for suffix in ["", "-wal", "-shm"] {
+//! #     let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+//! # }
+//! # Ok(())
+//! # }
+//! ```
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -68,12 +101,15 @@
 
 mod cache;
 mod error;
+mod kv;
 mod lock;
+mod open;
 mod saver;
 mod schema;
 mod store;
 mod threads;
 
 pub use error::SqliteError;
+pub use kv::{STORE_TABLE_VERSION, SqliteStore};
 pub use saver::{SqliteOptions, SqliteSaver, Synchronous};
 pub use schema::TABLE_VERSION;

@@ -147,15 +147,11 @@ pub(crate) async fn lock_file(
             .map(|file| ThreadLock::new(thread_id, file))
             .map_err(|f| f.during("lock_thread"))
     };
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) => handle
-            .spawn_blocking(job)
-            .await
-            .map_err(|e| CheckpointError::Storage {
-                saver: "sqlite",
-                operation: "lock_thread",
-                source: Box::new(e),
-            })?,
-        Err(_) => job(),
-    }
+    crate::open::off_executor(job)
+        .await
+        .map_err(|e| CheckpointError::Storage {
+            saver: "sqlite",
+            operation: "lock_thread",
+            source: Box::new(e),
+        })?
 }

@@ -14,8 +14,8 @@ use stategraph::checkpoint::{
     ThreadInfo, ThreadLock,
 };
 
-use crate::error::{Failure, SqliteError};
-use crate::{cache, lock, schema, store, threads};
+use crate::error::Failure;
+use crate::{cache, lock, open, schema, store, threads};
 
 /// When a committed operation is on disk (SQLite's `synchronous` setting).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub enum Synchronous {
 }
 
 impl Synchronous {
-    fn pragma(self) -> &'static str {
+    pub(crate) fn pragma(self) -> &'static str {
         match self {
             Synchronous::Full => "FULL",
             Synchronous::Normal => "NORMAL",
@@ -45,9 +45,9 @@ impl Synchronous {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[must_use]
 pub struct SqliteOptions {
-    busy_timeout: Duration,
+    pub(crate) busy_timeout: Duration,
     max_record_bytes: usize,
-    synchronous: Synchronous,
+    pub(crate) synchronous: Synchronous,
 }
 
 impl Default for SqliteOptions {
@@ -145,15 +145,17 @@ impl SqliteSaver {
     /// reports such a file as empty.)
     ///
     /// # Errors
-    /// [`CheckpointError::Storage`] whose source is a [`SqliteError`]: the directory
-    /// does not exist, the file is not a readable SQLite database, or its tables were
-    /// written by a newer version of this crate (then the file is left as it was).
+    /// [`CheckpointError::Storage`] whose source is a
+    /// [`SqliteError`](crate::SqliteError): the directory does not exist, the file is
+    /// not a readable SQLite database, or its tables were written by a newer version
+    /// of this crate (then the file is left as it was).
     pub fn open_with(
         path: impl AsRef<Path>,
         options: SqliteOptions,
     ) -> Result<Self, CheckpointError> {
         let path = path.as_ref();
-        let conn = open_file(path, &options).map_err(|f| f.during("open"))?;
+        let conn = open::open_file(path, &options, &schema::CHECKPOINT_TABLES)
+            .map_err(|f| f.during("open"))?;
         // The file exists once its tables do, so this only fails when it was removed
         // since; the lock then falls back to the path as given.
         let lock_base = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -176,7 +178,7 @@ impl SqliteSaver {
         let path = Path::new(":memory:");
         let open = || -> Result<Connection, Failure> {
             let mut conn = Connection::open_in_memory()?;
-            schema::migrate(&mut conn, path)?;
+            schema::migrate(&mut conn, path, &schema::CHECKPOINT_TABLES)?;
             Ok(conn)
         };
         let conn = open().map_err(|f| f.during("open"))?;
@@ -214,75 +216,15 @@ impl SqliteSaver {
             work(&mut conn, limit).map_err(|f| f.during(operation))
         };
         Box::pin(async move {
-            match tokio::runtime::Handle::try_current() {
-                Ok(handle) => {
-                    handle
-                        .spawn_blocking(job)
-                        .await
-                        .map_err(|e| CheckpointError::Storage {
-                            saver: "sqlite",
-                            operation,
-                            source: Box::new(e),
-                        })?
-                }
-                Err(_) => job(),
-            }
+            open::off_executor(job)
+                .await
+                .map_err(|e| CheckpointError::Storage {
+                    saver: "sqlite",
+                    operation,
+                    source: Box::new(e),
+                })?
         })
     }
-}
-
-fn open_file(path: &Path, options: &SqliteOptions) -> Result<Connection, Failure> {
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-        && !dir.is_dir()
-    {
-        return Err(SqliteError::MissingDirectory {
-            dir: dir.to_path_buf(),
-        }
-        .into());
-    }
-    // Switching a new file to write-ahead logging can fail with "database is locked"
-    // at once, without SQLite's busy handler, while another process creates the same
-    // file; the whole sequence is tried again (on a new connection) until the busy
-    // timeout has passed.
-    let started = std::time::Instant::now();
-    let mut pause = Duration::from_millis(1);
-    loop {
-        match open_once(path, options) {
-            Err(failure) if failure.is_busy() && started.elapsed() < options.busy_timeout => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
-            done => return done,
-        }
-    }
-}
-
-/// Opens `path`, sets it up and brings its tables up to date, once.
-fn open_once(path: &Path, options: &SqliteOptions) -> Result<Connection, Failure> {
-    let open_err = |source| SqliteError::Open {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut conn = Connection::open(path).map_err(open_err)?;
-    conn.busy_timeout(options.busy_timeout).map_err(open_err)?;
-    schema::check(&conn, path).map_err(|f| match f {
-        Failure::Sql(e) => open_err(e).into(),
-        other => other,
-    })?;
-    // Takes effect only on a new file. Appended items are often about a kilobyte;
-    // 8 KiB pages waste less of each page on them than the default 4 KiB.
-    conn.pragma_update(None, "page_size", 8192)
-        .map_err(open_err)?;
-    // Returns the mode in effect; a file system without shared memory keeps the
-    // rollback journal, which is slower but still correct.
-    let _mode: String = conn
-        .pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))
-        .map_err(open_err)?;
-    conn.pragma_update(None, "synchronous", options.synchronous.pragma())
-        .map_err(open_err)?;
-    schema::migrate(&mut conn, path)?;
-    Ok(conn)
 }
 
 impl CheckpointSaver for SqliteSaver {

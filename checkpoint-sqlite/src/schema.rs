@@ -1,8 +1,10 @@
-//! The saver's tables and their forward migrations.
+//! The tables' forward migrations: the saver's, and (in `kv`) the store's.
 //!
-//! `stategraph_meta` records which of [`MIGRATIONS`] a database has had. Opening a
-//! database applies the missing ones in one transaction; a database that has more than
-//! this build knows is refused before anything is written to it.
+//! `stategraph_meta` records, under a key of each set of tables, which of its
+//! migrations a database has had. Opening a database applies the missing ones in one
+//! transaction; a database that has more than this build knows is refused before
+//! anything is written to it. Each set is versioned on its own, so a file may hold
+//! the checkpoint tables, the store's, or both.
 
 use std::path::Path;
 
@@ -69,12 +71,51 @@ const MIGRATIONS: &[&str] = &[
 /// in the `stategraph_meta` table.
 pub const TABLE_VERSION: i64 = MIGRATIONS.len() as i64;
 
-const META_KEY: &str = "schema_version";
+/// A set of tables migrated together, with its own version in `stategraph_meta`.
+pub(crate) struct Tables {
+    /// The `stategraph_meta` key holding the version.
+    pub(crate) meta_key: &'static str,
+    /// Each step moves the tables one version forward.
+    pub(crate) steps: &'static [&'static str],
+    /// A table whose presence without a version means the version row was lost.
+    pub(crate) marker: &'static str,
+    /// The tables are newer than this build knows (found, supported).
+    pub(crate) newer: fn(&Path, i64, i64) -> SqliteError,
+    /// The stored version is not a version number.
+    pub(crate) bad: fn(&Path, String) -> SqliteError,
+    /// The tables are there but their version is not.
+    pub(crate) missing: fn(&Path) -> SqliteError,
+}
+
+impl Tables {
+    fn version(&self) -> i64 {
+        self.steps.len() as i64
+    }
+}
+
+/// The saver's tables.
+pub(crate) const CHECKPOINT_TABLES: Tables = Tables {
+    meta_key: "schema_version",
+    steps: MIGRATIONS,
+    marker: "stategraph_checkpoints",
+    newer: |path, found, supported| SqliteError::NewerTables {
+        path: path.to_path_buf(),
+        found,
+        supported,
+    },
+    bad: |path, value| SqliteError::BadTableVersion {
+        path: path.to_path_buf(),
+        value,
+    },
+    missing: |path| SqliteError::MissingTableVersion {
+        path: path.to_path_buf(),
+    },
+};
 
 /// The tables' version in `conn`: 0 for a database this crate never opened. A
 /// database holding the tables without a readable version is refused rather than
 /// taken for a new one (which would try to create the tables again).
-fn stored_version(conn: &Connection, path: &Path) -> Result<i64, Failure> {
+fn stored_version(conn: &Connection, path: &Path, tables: &Tables) -> Result<i64, Failure> {
     let has = |table: &str| -> Result<bool, Failure> {
         Ok(conn.query_row(
             "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
@@ -85,7 +126,7 @@ fn stored_version(conn: &Connection, path: &Path) -> Result<i64, Failure> {
     let value = if has("stategraph_meta")? {
         conn.query_row(
             "SELECT value FROM stategraph_meta WHERE key = ?1",
-            [META_KEY],
+            [tables.meta_key],
             |row| {
                 Ok(match row.get_ref(0)? {
                     ValueRef::Integer(i) => Ok(i),
@@ -101,68 +142,54 @@ fn stored_version(conn: &Connection, path: &Path) -> Result<i64, Failure> {
     } else {
         None
     };
-    let bad = |value: String| {
-        Err(SqliteError::BadTableVersion {
-            path: path.to_path_buf(),
-            value,
-        }
-        .into())
-    };
+    let bad = |value: String| Err((tables.bad)(path, value).into());
     match value {
         Some(Ok(v)) if v >= 1 => Ok(v),
         Some(Ok(v)) => bad(v.to_string()),
         Some(Err(value)) => bad(value),
-        None if has("stategraph_checkpoints")? => Err(SqliteError::MissingTableVersion {
-            path: path.to_path_buf(),
-        }
-        .into()),
+        None if has(tables.marker)? => Err((tables.missing)(path).into()),
         None => Ok(0),
     }
 }
 
-fn refuse_newer(found: i64, path: &Path) -> Result<(), Failure> {
-    if found > TABLE_VERSION {
-        return Err(SqliteError::NewerTables {
-            path: path.to_path_buf(),
-            found,
-            supported: TABLE_VERSION,
-        }
-        .into());
+fn refuse_newer(found: i64, path: &Path, tables: &Tables) -> Result<(), Failure> {
+    if found > tables.version() {
+        return Err((tables.newer)(path, found, tables.version()).into());
     }
     Ok(())
 }
 
 /// Refuses a database with newer tables without writing to it.
-pub(crate) fn check(conn: &Connection, path: &Path) -> Result<(), Failure> {
+pub(crate) fn check(conn: &Connection, path: &Path, tables: &Tables) -> Result<(), Failure> {
     // One read transaction: the version row and the tables are read from one state
     // of the file, not from before and after another process's migration commits.
     let tx = conn.unchecked_transaction()?;
-    let found = stored_version(&tx, path)?;
+    let found = stored_version(&tx, path, tables)?;
     drop(tx);
-    refuse_newer(found, path)
+    refuse_newer(found, path, tables)
 }
 
-/// Brings the tables up to [`TABLE_VERSION`].
-pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), Failure> {
+/// Brings `tables` up to their newest version.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path, tables: &Tables) -> Result<(), Failure> {
     // Immediate: a second process opening the same file waits here, then sees the
     // version this one wrote.
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let found = stored_version(&tx, path)?;
-    refuse_newer(found, path)?;
-    if found == TABLE_VERSION {
+    let found = stored_version(&tx, path, tables)?;
+    refuse_newer(found, path, tables)?;
+    if found == tables.version() {
         return Ok(());
     }
     tx.execute_batch(
         "CREATE TABLE IF NOT EXISTS stategraph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     )?;
     let start = usize::try_from(found).unwrap_or(0);
-    for step in MIGRATIONS.iter().skip(start) {
+    for step in tables.steps.iter().skip(start) {
         tx.execute_batch(step)?;
     }
     tx.execute(
         "INSERT INTO stategraph_meta (key, value) VALUES (?1, ?2)
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (META_KEY, TABLE_VERSION.to_string()),
+        (tables.meta_key, tables.version().to_string()),
     )?;
     tx.commit()?;
     Ok(())

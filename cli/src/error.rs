@@ -27,6 +27,8 @@ pub mod exit {
     /// `delete` was not confirmed: no terminal to ask on and no `--yes`, or the
     /// answer was no.
     pub const NOT_CONFIRMED: u8 = 7;
+    /// `store get` or `store rm` of an item the store does not hold.
+    pub const UNKNOWN_ITEM: u8 = 8;
 }
 
 /// A failure of a `stategraph` command. Each message names what failed and how to go
@@ -42,6 +44,50 @@ pub enum CliError {
     MissingDatabase {
         /// The path given.
         path: PathBuf,
+    },
+    /// The file or database has no store tables (`store` commands).
+    #[error(
+        "{target} has no stategraph store tables (nothing was created); pass the SQLite file or PostgreSQL database (and --schema) a SqliteStore or PostgresStore wrote"
+    )]
+    NoStoreTables {
+        /// The store, as the user named it (without the password).
+        target: String,
+    },
+    /// `store search --filter` is not a filter.
+    #[error(
+        "bad --filter {filter}: {reason}; write a JSON object of field paths and values or operators, e.g. '{{\"status\": \"open\", \"score\": {{\"$gte\": 3}}}}'"
+    )]
+    BadFilter {
+        /// The filter as given.
+        filter: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A namespace or key the store refuses.
+    #[error("{source}; write a namespace as labels separated by `/`, e.g. users/u-42")]
+    BadNamespace {
+        /// The store's validation error.
+        #[source]
+        source: stategraph::store::StoreError,
+    },
+    /// No item at this namespace and key.
+    #[error(
+        "no item `{key}` in namespace {namespace} of {target}; run `stategraph store search {namespace}` to list its items"
+    )]
+    UnknownItem {
+        /// The namespace asked for, as given.
+        namespace: String,
+        /// The key asked for.
+        key: String,
+        /// The store, as the user named it.
+        target: String,
+    },
+    /// Opening, reading or changing the store failed.
+    #[error("{}", chain(source))]
+    StoreFailed {
+        /// The store's error.
+        #[source]
+        source: stategraph::store::StoreError,
     },
     /// `--db` names something that is not a stategraph SQLite database.
     #[error("{} is not a stategraph database: {reason}", .path.display())]
@@ -163,7 +209,34 @@ impl CliError {
                 exit::UNKNOWN_CHECKPOINT
             }
             CliError::NoTerminal { .. } | CliError::Declined { .. } => exit::NOT_CONFIRMED,
-            CliError::Store(_) | CliError::Io { .. } => exit::FAILURE,
+            CliError::NoStoreTables { .. } => exit::MISSING_DATABASE,
+            CliError::BadFilter { .. } | CliError::BadNamespace { .. } => exit::USAGE,
+            CliError::UnknownItem { .. } => exit::UNKNOWN_ITEM,
+            CliError::StoreFailed { source } if is_connect_failure(source) => exit::BAD_URL,
+            CliError::Store(_) | CliError::Io { .. } | CliError::StoreFailed { .. } => {
+                exit::FAILURE
+            }
         }
     }
+}
+
+/// `error` and its causes, joined by `: ` (a store's errors leave their causes to
+/// their sources).
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    out
+}
+
+/// Whether a store failed to connect (a bad or unreachable URL).
+fn is_connect_failure(error: &stategraph::store::StoreError) -> bool {
+    matches!(
+        error,
+        stategraph::store::StoreError::Backend { backend: "postgres", op, .. } if op == "connect"
+    )
 }

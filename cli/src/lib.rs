@@ -19,6 +19,17 @@
 //! STATEGRAPH_POSTGRES_URL=postgres://me:pw@db:5432/app stategraph threads
 //! ```
 //!
+//! `stategraph store` reads a long-term memory store (`stategraph_sqlite::SqliteStore`
+//! or `stategraph_postgres::PostgresStore`) in the same file or database; see
+//! [`store`] for how namespaces are written:
+//!
+//! ```text
+//! stategraph --db app.sqlite store ls --prefix users        # namespaces under users
+//! stategraph --db app.sqlite store get users/u-42 prefs     # one item
+//! stategraph --db app.sqlite store search users --filter '{"theme": "dark"}' -n 20
+//! stategraph --db app.sqlite store rm users/u-42 prefs      # delete one item
+//! ```
+//!
 //! The PostgreSQL URL can come from the `STATEGRAPH_POSTGRES_URL` environment
 //! variable ([`URL_ENV`]); an explicit `--db` wins over it. Reading PostgreSQL needs
 //! the `postgres` feature (on by default); a build without it reads SQLite files only
@@ -58,7 +69,9 @@
 //! saver's tables (inspecting never creates a store), 4 a malformed or unreachable
 //! `--url` (or any URL, in a build without the `postgres` feature), 5 an unknown
 //! thread, 6 an unknown checkpoint or a name that fits several, 7 a `delete` that was
-//! not confirmed. Errors go to standard error and say how to go on.
+//! not confirmed, 8 a `store get` or `store rm` of an item that is not there (a bad
+//! `--filter` or namespace is 2, a file or database without store tables 3). Errors
+//! go to standard error and say how to go on.
 //!
 //! # Deleting
 //! `delete` asks on the terminal before removing a thread; `--yes` skips the
@@ -80,6 +93,7 @@ pub mod inspect;
 pub mod jsondiff;
 pub mod layout;
 pub mod render;
+pub mod store;
 mod target;
 pub mod writes;
 
@@ -103,7 +117,7 @@ const DELETE_LOCK_WAIT: Duration = Duration::from_secs(5);
     name = "stategraph",
     version,
     about = "Inspect the threads a stategraph checkpoint saver stored (SQLite or PostgreSQL)",
-    after_help = "Checkpoints are shown by a short id: the last 8 characters of the id (more when needed to tell a thread's checkpoints apart). Name one by its whole id, that short id or any unique suffix, a unique prefix, or @STEP (its superstep; @-1 is the input).\n\nTables fit the width: --width, else the COLUMNS environment variable, else the terminal's width, else 100. Values that do not fit are cut to one line ending in `…` (`show --wrap` wraps them instead); --json prints them whole.\n\nExit codes: 0 ok, 1 failure, 2 usage, 3 missing database (file, or tables), 4 bad or unreachable URL (or a build without PostgreSQL support), 5 unknown thread, 6 unknown or ambiguous checkpoint, 7 delete not confirmed."
+    after_help = "Checkpoints are shown by a short id: the last 8 characters of the id (more when needed to tell a thread's checkpoints apart). Name one by its whole id, that short id or any unique suffix, a unique prefix, or @STEP (its superstep; @-1 is the input).\n\nTables fit the width: --width, else the COLUMNS environment variable, else the terminal's width, else 100. Values that do not fit are cut to one line ending in `…` (`show --wrap` wraps them instead); --json prints them whole.\n\nExit codes: 0 ok, 1 failure, 2 usage, 3 missing database (file, or tables), 4 bad or unreachable URL (or a build without PostgreSQL support), 5 unknown thread, 6 unknown or ambiguous checkpoint, 7 delete not confirmed, 8 unknown store item."
 )]
 pub struct Cli {
     /// The SQLite file a SqliteSaver wrote (must exist). Taken over a URL from the
@@ -199,6 +213,15 @@ pub enum Command {
         /// Delete without asking.
         #[arg(long, short)]
         yes: bool,
+    },
+    /// Inspect a long-term memory store: list namespaces, show, search or delete items.
+    ///
+    /// Namespaces are written as labels separated by `/` (users/u-42); labels cannot
+    /// contain `.` or, on the command line, `/`.
+    Store {
+        /// What to do.
+        #[command(subcommand)]
+        command: store::StoreCommand,
     },
 }
 
@@ -303,6 +326,23 @@ pub async fn run(
     out: &mut dyn Write,
     confirm: &mut dyn Confirm,
 ) -> Result<(), CliError> {
+    if let Command::Store { command } = &cli.command {
+        let store = target.open_store().await?;
+        let text = store::run(
+            command,
+            store.as_ref(),
+            &target.to_string(),
+            cli.json,
+            cli.output_width(),
+        )
+        .await?;
+        let io = |source| CliError::Io {
+            action: "write the output",
+            source,
+        };
+        out.write_all(text.as_bytes()).map_err(io)?;
+        return out.flush().map_err(io);
+    }
     let saver = target.open().await?;
     let inspector = Inspector::new(saver.as_ref(), target.to_string())
         .in_namespace(cli.ns.clone().unwrap_or_default());
@@ -370,5 +410,6 @@ pub async fn run(
             let report = inspector.delete(&info).await?;
             emit(out, json, &report, |r| render::delete(r, width))
         }
+        Command::Store { .. } => Ok(()),
     }
 }

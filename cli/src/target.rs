@@ -9,9 +9,10 @@ use rusqlite::{Connection, OpenFlags};
 #[cfg(feature = "postgres")]
 use stategraph::checkpoint::CheckpointError;
 use stategraph::checkpoint::CheckpointSaver;
+use stategraph::store::Store;
 #[cfg(feature = "postgres")]
-use stategraph_postgres::{PostgresError, PostgresOptions, PostgresSaver};
-use stategraph_sqlite::SqliteSaver;
+use stategraph_postgres::{PostgresError, PostgresOptions, PostgresSaver, PostgresStore};
+use stategraph_sqlite::{SqliteSaver, SqliteStore};
 
 use crate::error::CliError;
 
@@ -82,7 +83,7 @@ impl Target {
     pub async fn open(&self) -> Result<Arc<dyn CheckpointSaver>, CliError> {
         match self {
             Target::Sqlite(path) => {
-                check_sqlite(path)?;
+                check_sqlite(path, SAVER_TABLE)?;
                 Ok(Arc::new(SqliteSaver::open(path)?))
             }
             #[cfg(not(feature = "postgres"))]
@@ -107,7 +108,64 @@ impl Target {
             }
         }
     }
+
+    /// Opens the long-term memory store in the file or database, without creating
+    /// its tables.
+    ///
+    /// # Errors
+    /// [`CliError::MissingDatabase`] for a file that does not exist,
+    /// [`CliError::NotADatabase`] for a file that is not SQLite,
+    /// [`CliError::NoStoreTables`] for a file, database or schema without a store's
+    /// tables, [`CliError::PostgresDisabled`] for a URL when built without the
+    /// `postgres` feature, and [`CliError::StoreFailed`] when the store cannot be
+    /// opened.
+    pub async fn open_store(&self) -> Result<Arc<dyn Store>, CliError> {
+        let failed = |source| CliError::StoreFailed { source };
+        match self {
+            Target::Sqlite(path) => {
+                check_sqlite(path, STORE_TABLE).map_err(|e| match e {
+                    CliError::NotADatabase { reason, .. } if reason.contains(STORE_TABLE) => {
+                        CliError::NoStoreTables {
+                            target: self.to_string(),
+                        }
+                    }
+                    other => other,
+                })?;
+                Ok(Arc::new(SqliteStore::open(path).map_err(failed)?))
+            }
+            #[cfg(not(feature = "postgres"))]
+            Target::Postgres { .. } => Err(CliError::PostgresDisabled {
+                target: self.to_string(),
+            }),
+            #[cfg(feature = "postgres")]
+            Target::Postgres { url, schema } => {
+                let mut options = PostgresOptions::new().pool_size(2);
+                if let Some(schema) = schema {
+                    options = options.schema(schema.clone());
+                }
+                match stategraph_postgres::store_tables_exist(url, &options).await {
+                    Ok(false) => {
+                        return Err(CliError::NoStoreTables {
+                            target: self.to_string(),
+                        });
+                    }
+                    Err(e) if is_timeout(&e) => return Err(CliError::BadUrl { source: e }),
+                    // Found, or a failure the store's own connection reports.
+                    _ => {}
+                }
+                let store = PostgresStore::connect_with(url, options)
+                    .await
+                    .map_err(failed)?;
+                Ok(Arc::new(store))
+            }
+        }
+    }
 }
+
+/// The table that tells a saver's file from others.
+const SAVER_TABLE: &str = "stategraph_checkpoints";
+/// The table that tells a store's file from others.
+const STORE_TABLE: &str = "stategraph_store_items";
 
 /// Whether the saver's tables exist in the database (in `schema`, or on the
 /// connection's search path), checked before the saver connects, which would create
@@ -138,9 +196,10 @@ fn is_timeout(e: &CheckpointError) -> bool {
     )
 }
 
-/// Refuses a path that is not an existing SQLite file holding a saver's tables,
-/// before the saver opens it (which would create the file or add the tables).
-fn check_sqlite(path: &Path) -> Result<(), CliError> {
+/// Refuses a path that is not an existing SQLite file holding `table` (a saver's or a
+/// store's), before the saver or store opens it (which would create the file or add
+/// the tables).
+fn check_sqlite(path: &Path, table: &str) -> Result<(), CliError> {
     if !path.exists() {
         return Err(CliError::MissingDatabase {
             path: path.to_path_buf(),
@@ -167,16 +226,15 @@ fn check_sqlite(path: &Path) -> Result<(), CliError> {
     .map_err(|e| not_a_db(e.to_string()))?;
     let has_tables: bool = conn
         .query_row(
-            "SELECT EXISTS (SELECT 1 FROM sqlite_master
-             WHERE type = 'table' AND name = 'stategraph_checkpoints')",
-            [],
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+            [table],
             |row| row.get(0),
         )
         .map_err(|e| not_a_db(format!("{e} (is it a SQLite file?)")))?;
     if !has_tables {
-        return Err(not_a_db(
-            "it has no `stategraph_checkpoints` table; pass the file a SqliteSaver wrote".into(),
-        ));
+        return Err(not_a_db(format!(
+            "it has no `{table}` table; pass the file a SqliteSaver wrote"
+        )));
     }
     Ok(())
 }

@@ -11,4 +11,6 @@ pub mod nested;
 pub mod rows;
 pub mod servers;
 pub mod store_conformance;
+pub mod store_reference;
+pub mod store_writers;
 pub mod workloads;

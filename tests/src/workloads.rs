@@ -49,6 +49,22 @@ impl Store {
         })
     }
 
+    /// Opens a long-term memory store on the same file or schema.
+    pub async fn open_store(
+        &self,
+    ) -> Result<Arc<dyn stategraph::store::Store>, stategraph::store::StoreError> {
+        Ok(match self {
+            Store::Sqlite(path) => Arc::new(stategraph_sqlite::SqliteStore::open(path)?),
+            Store::Postgres { url, schema } => Arc::new(
+                stategraph_postgres::PostgresStore::connect_with(
+                    url,
+                    PostgresOptions::new().schema(schema),
+                )
+                .await?,
+            ),
+        })
+    }
+
     /// Opens the saver.
     pub async fn open(
         &self,
