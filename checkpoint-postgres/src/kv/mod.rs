@@ -1,10 +1,11 @@
 //! `PostgresStore`: the long-term memory [`Store`] in a PostgreSQL database, shared
 //! by every process connected to it.
 
-mod plan;
 mod search;
 mod sql;
 
+/// The batch planning and ranking every store backend shares.
+use stategraph::store::backend as plan;
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};

@@ -1,10 +1,11 @@
 //! `SqliteStore`: the long-term memory [`Store`] in a SQLite file, beside the
 //! checkpoints or in a file of its own.
 
-mod plan;
 mod search;
 mod sql;
 
+/// The batch planning and ranking every store backend shares.
+use stategraph::store::backend as plan;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

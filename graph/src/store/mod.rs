@@ -110,6 +110,7 @@
 //! backend runs [`validate_ops`] before writing and shares the ranking
 //! ([`order_hits`]), expiry ([`is_expired`]) and listing ([`list_matching`]) rules.
 
+pub mod backend;
 mod error;
 mod filter;
 mod index;

@@ -1,3 +1,6 @@
+//! Helpers for SQL (or any other) store backends, so every backend follows the
+//! same rules as [`InMemoryStore`](super::InMemoryStore).
+//!
 //! What a batch does before it touches the database: every operation validated, the
 //! texts of puts and the queries of searches embedded (one call to the embedder for
 //! the whole batch, by the core's `embed_ops`), time-to-lives and refreshes resolved. Then the search hits'
@@ -6,63 +9,79 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
-use serde_json::Value;
-use stategraph::store::{
-    self, IndexConfig, Item, Namespace, NamespaceQuery, SearchItem, SearchQuery, StoreError,
-    StoreOp, TtlConfig,
+use super::{
+    IndexConfig, Item, Namespace, NamespaceQuery, SearchItem, SearchQuery, StoreError, StoreOp,
+    TtlConfig,
 };
+use serde_json::Value;
 
 /// An operation ready to run: validated, embedded, with the store's defaults applied.
 #[derive(Debug)]
-pub(crate) enum Planned {
+pub enum Planned {
+    /// Read one item.
     Get {
+        /// Its namespace.
         namespace: Namespace,
+        /// Its key.
         key: String,
+        /// Whether reading it moves its expiry.
         refresh: bool,
     },
+    /// Write (or delete) one item.
     Put {
+        /// Its namespace.
         namespace: Namespace,
+        /// Its key.
         key: String,
         /// `None` deletes.
         value: Option<Value>,
+        /// Its time-to-live (the store's default applied).
         ttl: Option<Duration>,
         /// The vectors of the new value's embedded texts; they replace the item's
         /// old ones.
         vectors: Vec<Vec<f32>>,
     },
+    /// Search under a namespace prefix.
     Search {
+        /// The prefix.
         prefix: Namespace,
+        /// The query as given.
         search: SearchQuery,
         /// The query's vector, for a semantic search.
         query: Option<Vec<f32>>,
+        /// Whether the hits' expiries move.
         refresh: bool,
     },
+    /// List namespaces.
     List(NamespaceQuery),
 }
 
 /// An item as read, with what a refresh and a ranking need.
 #[derive(Debug)]
-pub(crate) struct Stored {
-    pub(crate) item: Item,
-    pub(crate) ttl: Option<Duration>,
-    pub(crate) vectors: Vec<Vec<f32>>,
+pub struct Stored {
+    /// The item.
+    pub item: Item,
+    /// Its time-to-live, when it has one.
+    pub ttl: Option<Duration>,
+    /// Its embedded texts' vectors.
+    pub vectors: Vec<Vec<f32>>,
 }
 
 /// A refreshed item's address and new expiry (`None`: too far to represent).
-pub(crate) type Refresh = (Namespace, String, Option<SystemTime>);
+pub type Refresh = (Namespace, String, Option<SystemTime>);
 
 /// Validates and embeds `ops`; nothing is written when this fails.
 ///
 /// # Errors
 /// The first invalid operation's error, [`StoreError::NoIndex`], or the embedder's
 /// failure ([`StoreError::Dimension`] for a vector of the wrong length).
-pub(crate) async fn plan(
+pub async fn plan(
     ops: Vec<StoreOp>,
     index: Option<&IndexConfig>,
     ttl: &TtlConfig,
 ) -> Result<Vec<Planned>, StoreError> {
-    store::validate_ops(&ops, index.is_some())?;
-    let vectors = store::embed_ops(index, &ops).await?;
+    super::validate_ops(&ops, index.is_some())?;
+    let vectors = super::embed_ops(index, &ops).await?;
     let planned = ops
         .into_iter()
         .zip(vectors)
@@ -106,7 +125,7 @@ pub(crate) async fn plan(
 /// The hits of a search among `candidates` (the live items under its prefix): those
 /// its filter matches, scored against `query`, in the shared order, paged. Each with
 /// its time-to-live, for a refresh.
-pub(crate) fn rank(
+pub fn rank(
     candidates: Vec<Stored>,
     search: &SearchQuery,
     query: Option<&[f32]>,
@@ -121,7 +140,7 @@ pub(crate) fn rank(
         {
             continue;
         }
-        let score = query.and_then(|q| store::best_score(q, &stored.vectors));
+        let score = query.and_then(|q| super::best_score(q, &stored.vectors));
         if let Some(ttl) = stored.ttl {
             ttls.insert(
                 (stored.item.namespace.clone(), stored.item.key.clone()),
@@ -133,7 +152,7 @@ pub(crate) fn rank(
             score,
         });
     }
-    store::order_hits(hits, query.is_some(), search.offset, search.limit)
+    super::order_hits(hits, query.is_some(), search.offset, search.limit)
         .into_iter()
         .map(|hit| {
             let address = (hit.item.namespace.clone(), hit.item.key.clone());
@@ -149,35 +168,35 @@ pub(crate) fn rank(
 
 /// The item of `stored` with its expiry moved to `now` + its time-to-live (when it
 /// has one), noting the refresh for the database.
-pub(crate) fn refreshed(stored: Stored, now: SystemTime, refresh: &mut Vec<Refresh>) -> Item {
+pub fn refreshed(stored: Stored, now: SystemTime, refresh: &mut Vec<Refresh>) -> Item {
     let mut item = stored.item;
     if let Some(ttl) = stored.ttl {
-        item.expires_at = store::expiry(now, Some(ttl));
+        item.expires_at = super::expiry(now, Some(ttl));
         refresh.push((item.namespace.clone(), item.key.clone(), item.expires_at));
     }
     item
 }
 
 /// The namespace stored as `prefix` (labels joined by `.`).
-pub(crate) fn split(prefix: &str) -> Namespace {
+pub fn split(prefix: &str) -> Namespace {
     prefix.split('.').map(str::to_owned).collect()
 }
 
 /// The listing of `query` over the namespaces of live items.
-pub(crate) fn list_namespaces(
+pub fn list_namespaces(
     namespaces: impl Iterator<Item = Namespace>,
     query: &NamespaceQuery,
 ) -> Vec<Namespace> {
-    store::list_matching(namespaces, query)
+    super::list_matching(namespaces, query)
 }
 
 /// A vector as little-endian `f32`s.
-pub(crate) fn to_blob(vector: &[f32]) -> Vec<u8> {
+pub fn to_blob(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 /// The vector of a blob written by [`to_blob`] (a trailing partial value is ignored).
-pub(crate) fn from_blob(blob: &[u8]) -> Vec<f32> {
+pub fn from_blob(blob: &[u8]) -> Vec<f32> {
     blob.chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
