@@ -87,8 +87,10 @@ pub enum SubgraphCheckpoints {
     None,
 }
 
-type InputMap<P, C> = dyn Fn(&P) -> <C as GraphState>::Update + Send + Sync;
-type OutputMap<P, C> = dyn Fn(&C) -> NodeResult<P> + Send + Sync;
+type InputMap<P, C> = dyn Fn(&P) -> Result<<C as GraphState>::Update, NodeError> + Send + Sync;
+/// The child's final state, and the parent's state the task started from (`None`
+/// for a `Send` task).
+type OutputMap<P, C> = dyn Fn(&C, Option<&P>) -> NodeResult<P> + Send + Sync;
 
 /// A compiled graph over `C` made into a node of a graph over `P`, with the typed
 /// mappings between the two states. Add it with [`StateGraph::add_subgraph`].
@@ -118,8 +120,8 @@ impl<P: GraphState, C: GraphState> Subgraph<P, C> {
         Self {
             name: name.into(),
             graph,
-            input: Arc::new(input),
-            output: Arc::new(move |child: &C| output(child).into_output()),
+            input: Arc::new(move |parent: &P| Ok(input(parent))),
+            output: Arc::new(move |child: &C, _: Option<&P>| output(child).into_output()),
             checkpoints: SubgraphCheckpoints::default(),
         }
     }
@@ -130,6 +132,108 @@ impl<P: GraphState, C: GraphState> Subgraph<P, C> {
         self.checkpoints = mode;
         self
     }
+}
+
+impl<S: GraphState> Subgraph<S, S> {
+    /// A subgraph over the parent's own state type that reads and writes the
+    /// parent's channels directly: each task starts the child from the parent's
+    /// state as it is, and when the child ends, what it changed goes back to the
+    /// parent — once: an `append` channel the child only added to gets the new
+    /// items through its reducer (so appends of sibling tasks stay), and any other
+    /// changed channel is overwritten with the child's final value. Nothing is
+    /// applied twice (LangGraph's same-state subgraphs return their whole state and
+    /// the parent's reducers apply it again, duplicating list items).
+    ///
+    /// An overwrite replaces the channel for the step: a sibling task's reducer
+    /// writes to a channel the child overwrote are not applied, and two overwrites
+    /// of one channel in one step fail the step
+    /// ([`InvalidUpdate`](crate::InvalidUpdate)). As a `Send` target, the child
+    /// starts from a default state with the payload applied. Untracked channels do
+    /// not cross.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Doc {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    ///     title: String,
+    /// }
+    ///
+    /// #[node]
+    /// fn draft(d: &Doc) -> DocUpdate {
+    ///     Doc::update().log([format!("drafted after {} entries", d.log.len())]).title("Tides")
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let writer = StateGraph::<Doc>::new().add_node(draft).add_edge(START, draft).compile()?;
+    /// let mut doc = StateGraph::<Doc>::new();
+    /// let step = doc.add_subgraph(Subgraph::shared("writer", writer));
+    /// doc.add_edge(START, &step);
+    /// let doc = doc.compile()?;
+    /// let out = doc.invoke(Doc::update().log(["outline"]), &RunConfig::new()).await?;
+    /// assert_eq!(out.values.log, ["outline", "drafted after 1 entries"]); // not twice
+    /// assert_eq!(out.values.title, "Tides");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn shared(name: impl Into<Arc<str>>, graph: CompiledGraph<S>) -> Self {
+        let name = name.into();
+        let into = name.clone();
+        let back = name.clone();
+        Self {
+            name,
+            graph,
+            input: Arc::new(move |parent: &S| overwrite_all(&into, parent, None)),
+            output: Arc::new(move |child: &S, start: Option<&S>| {
+                let start = start.cloned().unwrap_or_default();
+                let update = overwrite_all(&back, child, Some(&start))?;
+                crate::node::update_output::<S>(update)
+            }),
+            checkpoints: SubgraphCheckpoints::default(),
+        }
+    }
+}
+
+/// An update carrying `state`'s tracked channels: all of them as overwrites, or,
+/// given `since`, those that differ from it — an `append` channel the child only
+/// added to as its new items (through the reducer, so sibling tasks' appends
+/// stay), any other as an overwrite.
+fn overwrite_all<S: GraphState>(
+    subgraph: &str,
+    state: &S,
+    since: Option<&S>,
+) -> Result<S::Update, NodeError> {
+    let failed = |e: crate::state::CodecError| {
+        NodeError::msg(format!(
+            "subgraph `{subgraph}` could not pass its state on: {e}"
+        ))
+    };
+    let mut writes = serde_json::Map::new();
+    for info in S::CHANNELS {
+        let Some(value) = state.encode_channel(info.index).map_err(failed)? else {
+            continue;
+        };
+        let before = match since {
+            Some(before) => before.encode_channel(info.index).map_err(failed)?,
+            None => None,
+        };
+        if before.as_ref() == Some(&value) {
+            continue;
+        }
+        let write = match (info.reducer, before, &value) {
+            ("append", Some(serde_json::Value::Array(old)), serde_json::Value::Array(new))
+                if new.len() >= old.len() && new[..old.len()] == old[..] =>
+            {
+                serde_json::json!({ "reduce": new[old.len()..] })
+            }
+            _ => serde_json::json!({ "overwrite": value }),
+        };
+        writes.insert(info.name.to_string(), write);
+    }
+    S::decode_update(serde_json::Value::Object(writes)).map_err(failed)
 }
 
 impl<P: GraphState, C: GraphState> fmt::Debug for Subgraph<P, C> {
@@ -177,8 +281,12 @@ fn run<'a, P: GraphState, C: GraphState>(
     input: TaskInput<'a, P>,
     ctx: &'a NodeContext,
 ) -> BoxFuture<'a, NodeResult<P>> {
+    let start_state = match input {
+        TaskInput::State(parent) => Some(parent),
+        TaskInput::Payload(_) => None,
+    };
     let start = match input {
-        TaskInput::State(parent) => Ok((sub.input)(parent)),
+        TaskInput::State(parent) => (sub.input)(parent),
         TaskInput::Payload(payload) => {
             payload.downcast_ref::<C::Update>().cloned().ok_or_else(|| {
                 NodeError::msg(format!(
@@ -192,7 +300,7 @@ fn run<'a, P: GraphState, C: GraphState>(
     Box::pin(async move {
         let inherit = sub.checkpoints == SubgraphCheckpoints::Inherit;
         match run_child(&sub.graph.graph, ctx, start?, inherit).await {
-            Ok(ChildEnd::Done(state)) => (sub.output)(&state),
+            Ok(ChildEnd::Done(state)) => (sub.output)(&state, start_state),
             Ok(ChildEnd::Paused(interrupt)) => Err(ctx.forward_pause(interrupt).into()),
             Ok(ChildEnd::Handoff(handoff)) => match handoff.command.downcast::<Command<P>>() {
                 Ok(command) => command.into_output(),

@@ -768,3 +768,82 @@ async fn forking_the_parent_before_a_subgraph_runs_the_child_again_in_a_new_name
         assert_eq!(runs(&thread, "write_up"), 2, "{name}");
     }
 }
+
+// --- same state type: the child works on the parent's channels ---------------------------
+
+#[derive(GraphState, Clone, Debug, Default, PartialEq)]
+struct Doc {
+    title: String,
+    #[reducer(append)]
+    log: Vec<String>,
+    #[reducer(add)]
+    edits: u32,
+}
+
+#[node]
+fn revise(d: &Doc, ctx: &NodeContext) -> Result<DocUpdate, NodeError> {
+    count(ctx, "revise");
+    // The child sees the parent's channels as they are.
+    let ok: bool = ctx.interrupt(json!({ "title": d.title, "entries": d.log.len() }))?;
+    Ok(Doc::update()
+        .log([format!("revised (ok: {ok})")])
+        .title(format!("{} v2", d.title))
+        .edits(1))
+}
+
+#[node]
+fn polish(_: &Doc, ctx: &NodeContext) -> DocUpdate {
+    count(ctx, "polish");
+    Doc::update().log(["polished"]).edits(1)
+}
+
+#[node]
+fn note(_: &Doc) -> DocUpdate {
+    Doc::update().log(["sibling note"])
+}
+
+#[tokio::test]
+async fn a_same_state_child_reads_and_writes_the_parent_s_channels_once() {
+    for (name, saver, _dir) in savers("shared").await {
+        let child = StateGraph::<Doc>::new()
+            .add_node(revise)
+            .add_node(polish)
+            .add_edge(START, revise)
+            .add_edge(revise, polish)
+            .compile()
+            .unwrap();
+        let mut g = StateGraph::<Doc>::new();
+        let sub = g.add_subgraph(Subgraph::shared("editor", child));
+        g.add_node(note).add_edge(START, &sub).add_edge(START, note);
+        let g = g
+            .compile_with(CompileOptions::new().shared_checkpointer(saver.clone()))
+            .unwrap();
+        let thread = format!("shared-{name}");
+        let config = RunConfig::new().thread(thread.as_str());
+        let paused = g
+            .invoke(
+                Doc::update().title("Tides").log(["draft"]).edits(3),
+                &config,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            paused.interrupts[0].value,
+            json!({ "title": "Tides", "entries": 1 }),
+            "{name}: the child starts from the parent's state"
+        );
+        let done = g.invoke(Command::resume(true), &config).await.unwrap();
+        assert_eq!(done.values.title, "Tides v2", "{name}");
+        // The child's appends arrive once, beside the sibling's (in task order:
+        // `editor` before `note`); `edits` (an `add`
+        // channel the child changed) is the child's final value, 3 + 2.
+        assert_eq!(
+            done.values.log,
+            ["draft", "revised (ok: true)", "polished", "sibling note"],
+            "{name}"
+        );
+        assert_eq!(done.values.edits, 5, "{name}");
+        assert_eq!(runs(&thread, "polish"), 1, "{name}");
+        assert_eq!(runs(&thread, "revise"), 2, "{name}: paused, then answered");
+    }
+}
