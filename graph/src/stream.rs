@@ -207,7 +207,9 @@ pub enum StreamEvent<S: GraphState> {
         /// The pending interrupts.
         interrupts: Vec<Interrupt>,
     },
-    /// `SUBGRAPHS`: an event of a subgraph's run (at any depth), as it happens. The
+    /// `SUBGRAPHS`: an event of a subgraph's run (at any depth), as it happens —
+    /// with several subgraph tasks in one step, in task order (the first task's
+    /// live, each later one's once the tasks before it have ended). The
     /// event is the child's own event in its JSON form — the same shape as this
     /// enum's serialized events (`{"type": "updates", ..}`), with the child's channel
     /// values and updates as stored in checkpoints.

@@ -173,3 +173,86 @@ async fn without_subgraphs_the_stream_holds_the_parent_s_events_only() {
     let done = trace(&g, Command::resume("ok"), &config, modes).await;
     assert!(done.contains("updates step=1 research"), "{done}");
 }
+
+// --- parallel subgraph tasks stream in task order -----------------------------------------
+
+#[derive(GraphState, Clone, Debug, Default, PartialEq)]
+struct Batch {
+    topics: Vec<String>,
+    #[reducer(append)]
+    answers: Vec<String>,
+}
+
+/// Slower for earlier topics, so the children end in the reverse of task order.
+#[node]
+async fn dig(r: &Research, ctx: &NodeContext) -> Result<ResearchUpdate, NodeError> {
+    ctx.emit(json!({ "start": r.topic })).await?;
+    let wait = match r.topic.as_str() {
+        "a" => 60,
+        "b" => 30,
+        _ => 1,
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+    ctx.emit(json!({ "end": r.topic })).await?;
+    Ok(Research::update().notes([format!("dug {}", r.topic)]))
+}
+
+fn batch() -> CompiledGraph<Batch> {
+    let child = StateGraph::<Research>::new()
+        .add_node(dig)
+        .add_edge(START, dig)
+        .compile()
+        .unwrap();
+    let mut g = StateGraph::<Batch>::new();
+    let research = g.add_subgraph(Subgraph::new(
+        "research",
+        child,
+        |_: &Batch| Research::update(),
+        |r: &Research| Batch::update().answers(r.notes.clone()),
+    ));
+    let fan = research.clone();
+    g.add_conditional_edges(
+        START,
+        move |b: &Batch| {
+            Route::sends(
+                b.topics
+                    .iter()
+                    .map(|t| stategraph::Send::new(&fan, Research::update().topic(t.clone()))),
+            )
+        },
+        [&research],
+    );
+    g.compile().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_of_parallel_subgraphs_come_in_task_order_whatever_ends_first() {
+    let modes = StreamMode::CUSTOM | StreamMode::SUBGRAPHS;
+    let mut traces = Vec::new();
+    for _ in 0..3 {
+        let g = batch();
+        let topics = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        let mut events = g.stream(Batch::update().topics(topics), &RunConfig::new(), modes);
+        let mut seen = Vec::new();
+        while let Some(event) = events.next().await {
+            if let StreamEvent::Subgraph { event, .. } = event.unwrap()
+                && event["type"] == "custom"
+            {
+                seen.push(event["value"].to_string());
+            }
+        }
+        traces.push(seen);
+    }
+    let expected: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .flat_map(|t| {
+            [
+                json!({ "start": t }).to_string(),
+                json!({ "end": t }).to_string(),
+            ]
+        })
+        .collect();
+    for trace in &traces {
+        assert_eq!(*trace, expected);
+    }
+}

@@ -12,20 +12,63 @@ use crate::stream::{Emitter, StreamEvent, StreamMode};
 
 use super::error::RunError;
 
+type Send = Arc<dyn Fn(String, Value) -> BoxFuture<'static, ()> + std::marker::Send + Sync>;
+
 /// Where a subgraph task's child sends its events: the parent's stream.
 #[derive(Clone)]
 pub(crate) struct ChildEvents {
     /// The modes the parent streams (the child streams the same).
     pub(crate) modes: StreamMode,
     /// Sends one child event (namespace, JSON) to the parent's stream.
-    pub(crate) send: Arc<dyn Fn(String, Value) -> BoxFuture<'static, ()> + Send + Sync>,
+    send: Send,
+    /// With several subgraph tasks in one step: their events in task order.
+    order: Option<Arc<tokio::sync::Mutex<Order>>>,
+}
+
+/// The events of a step's subgraph tasks, delivered in task order: the first task's
+/// as they happen, each later task's held until every task before it has ended.
+struct Order {
+    /// The tasks' keys, in task order.
+    keys: Vec<Arc<str>>,
+    /// The task whose events go out as they happen.
+    current: usize,
+    held: Vec<Vec<(String, Value)>>,
+    ended: Vec<bool>,
+}
+
+impl Order {
+    /// Takes what may go out now, in order.
+    fn ready(&mut self) -> Vec<(String, Value)> {
+        let mut out = Vec::new();
+        while self.current < self.keys.len() {
+            out.append(&mut self.held[self.current]);
+            if !self.ended[self.current] {
+                break;
+            }
+            self.current += 1;
+        }
+        out
+    }
 }
 
 impl ChildEvents {
-    /// For a parent streaming with `SUBGRAPHS`; `None` otherwise.
-    pub(crate) fn of<S: GraphState>(emitter: Option<&Emitter<S>>) -> Option<Self> {
+    /// For a parent streaming with `SUBGRAPHS` (`None` otherwise), whose step runs
+    /// the subgraph tasks with keys `keys`, in task order.
+    pub(crate) fn of<S: GraphState>(
+        emitter: Option<&Emitter<S>>,
+        keys: Vec<Arc<str>>,
+    ) -> Option<Self> {
         let em = emitter.filter(|em| em.wants(StreamMode::SUBGRAPHS))?;
         let tx = em.tx.clone();
+        let tasks = keys.len();
+        let order = (tasks > 1).then(|| {
+            Arc::new(tokio::sync::Mutex::new(Order {
+                keys,
+                current: 0,
+                held: vec![Vec::new(); tasks],
+                ended: vec![false; tasks],
+            }))
+        });
         Some(Self {
             modes: em.modes,
             send: Arc::new(move |ns, event| {
@@ -34,17 +77,45 @@ impl ChildEvents {
                     let _ = tx.send(Ok(StreamEvent::Subgraph { ns, event })).await;
                 })
             }),
+            order,
         })
     }
 
-    /// Forwards one event of the child running in namespace `ns`. A grandchild's
-    /// event keeps its own (full) namespace.
-    pub(crate) async fn forward<C: GraphState>(&self, ns: &str, event: StreamEvent<C>) {
+    /// Forwards one event of the child of task `key`, running in namespace `ns`. A
+    /// grandchild's event keeps its own (full) namespace.
+    pub(crate) async fn forward<C: GraphState>(&self, key: &str, ns: &str, event: StreamEvent<C>) {
         let (ns, json) = match event {
             StreamEvent::Subgraph { ns, event } => (ns, event),
             other => (ns.to_string(), event_json(other)),
         };
-        (self.send)(ns, json).await;
+        let Some(order) = &self.order else {
+            (self.send)(ns, json).await;
+            return;
+        };
+        // Held in order and sent under the lock, so no two tasks' events cross.
+        let mut order = order.lock().await;
+        match order.keys.iter().position(|k| &**k == key) {
+            Some(i) if i >= order.current => order.held[i].push((ns, json)),
+            _ => (self.send)(ns, json).await,
+        }
+        for (ns, json) in order.ready() {
+            (self.send)(ns, json).await;
+        }
+    }
+
+    /// The child of task `key` ended (finished, paused or failed): the next task's
+    /// held events may go out.
+    pub(crate) async fn ended(&self, key: &str) {
+        let Some(order) = &self.order else {
+            return;
+        };
+        let mut order = order.lock().await;
+        if let Some(i) = order.keys.iter().position(|k| &**k == key) {
+            order.ended[i] = true;
+        }
+        for (ns, json) in order.ready() {
+            (self.send)(ns, json).await;
+        }
     }
 }
 

@@ -38,10 +38,21 @@ pub(crate) struct Scope {
 impl<S: GraphState> Loop<'_, S> {
     /// The scope of this run's tasks; `None` (nothing allocated) in a graph without
     /// subgraphs.
-    pub(super) fn scope(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+    pub(super) fn scope(
+        &self,
+        tasks: &[super::frontier::Task],
+        keys: &[Arc<str>],
+    ) -> Option<Arc<dyn Any + Send + Sync>> {
         if !self.g.has_subgraphs {
             return None;
         }
+        // The step's subgraph tasks, in task order: their streamed events keep it.
+        let children = tasks
+            .iter()
+            .zip(keys)
+            .filter(|(t, _)| self.g.nodes[t.node].child.is_some())
+            .map(|(_, k)| k.clone())
+            .collect();
         Some(Arc::new(Scope {
             saver: self.persist.as_ref().map(|p| p.saver.clone()),
             ns: self
@@ -51,7 +62,7 @@ impl<S: GraphState> Loop<'_, S> {
                 .unwrap_or_default(),
             durability: self.config.durability,
             recursion_limit: self.config.recursion_limit,
-            events: ChildEvents::of(self.emitter.as_ref()),
+            events: ChildEvents::of(self.emitter.as_ref(), children),
             store: self.store(),
         }))
     }
@@ -146,7 +157,15 @@ pub(crate) async fn run_child<C: GraphState>(
         }
         None => (None, None),
     };
-    let mut lp = Loop::start(child, &config, emitter).await?;
+    let mut lp = match Loop::start(child, &config, emitter).await {
+        Ok(lp) => lp,
+        Err(e) => {
+            if let Some(events) = &events {
+                events.ended(&ctx.task_key).await;
+            }
+            return Err(e);
+        }
+    };
     // A child with a checkpoint in its namespace ran before for this task: it
     // continues, answering its first waiting interrupt with the task's latest answer.
     let input = match &lp.persist {
@@ -170,7 +189,7 @@ pub(crate) async fn run_child<C: GraphState>(
                     biased;
                     Some(event) = rx.recv() => {
                         if let Ok(event) = event {
-                            events.forward(&ns, event).await;
+                            events.forward(&ctx.task_key, &ns, event).await;
                         }
                     }
                     out = &mut run => break out,
@@ -178,9 +197,10 @@ pub(crate) async fn run_child<C: GraphState>(
             };
             while let Ok(event) = rx.try_recv() {
                 if let Ok(event) = event {
-                    events.forward(&ns, event).await;
+                    events.forward(&ctx.task_key, &ns, event).await;
                 }
             }
+            events.ended(&ctx.task_key).await;
             result
         }
         _ => lp.run(input).await,

@@ -68,7 +68,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             known,
             custom: self.emitter.as_ref().and_then(Emitter::custom_sink),
             no_resume: self.no_answers.clone(),
-            scope: self.scope(),
+            scope: self.scope(tasks, &keys),
             store: self.store(),
         };
         let (state, config) = (&self.state, self.config);
