@@ -256,3 +256,44 @@ async fn events_of_parallel_subgraphs_come_in_task_order_whatever_ends_first() {
         assert_eq!(*trace, expected);
     }
 }
+
+#[tokio::test]
+async fn every_mode_of_the_parent_streams_from_its_children() {
+    let g = graph();
+    let config = RunConfig::new().thread("every-mode");
+    let mut events = g.stream(
+        Desk::update().question("tides"),
+        &config,
+        StreamMode::ALL | StreamMode::SUBGRAPHS,
+    );
+    let mut types = std::collections::BTreeSet::new();
+    let mut debug_kinds = std::collections::BTreeSet::new();
+    while let Some(event) = events.next().await {
+        if let StreamEvent::Subgraph { ns, event } = event.unwrap() {
+            assert!(ns.starts_with("research:"), "{ns}");
+            let kind = event["type"].as_str().unwrap().to_string();
+            if kind == "debug" {
+                debug_kinds.insert(event["kind"].to_string());
+            }
+            if kind == "checkpoint" {
+                assert_eq!(event["config"]["checkpoint_ns"], json!(ns), "{event}");
+            }
+            types.insert(kind);
+        }
+    }
+    let expected = [
+        "checkpoint",
+        "custom",
+        "debug",
+        "interrupt",
+        "task_result",
+        "task_start",
+        "updates",
+        "values",
+    ];
+    assert_eq!(
+        types.iter().map(String::as_str).collect::<Vec<_>>(),
+        expected
+    );
+    assert!(debug_kinds.len() >= 2, "{debug_kinds:?}");
+}
