@@ -8,8 +8,6 @@
 //!   then items are read in score order, through the filter, until the page is full;
 //!   only when the scored items do not fill it are the unscored ones read.
 
-use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::time::SystemTime;
 
 use deadpool_postgres::Transaction;
@@ -111,28 +109,14 @@ async fn ranked(
              WHERE {condition} AND (i.expires_at IS NULL OR i.expires_at > $1)"
         ))
         .await?;
-    let mut best: HashMap<(String, String), f64> = HashMap::new();
+    let mut best = plan::BestScores::default();
     for row in tx.query(&stmt, &params(&at, &texts)).await? {
         let blob: &[u8] = row.try_get(2)?;
         let score = store::cosine(query, &plan::from_blob(blob));
-        best.entry((row.try_get(0)?, row.try_get(1)?))
-            .and_modify(|s| {
-                if score.total_cmp(s) == Ordering::Greater {
-                    *s = score;
-                }
-            })
-            .or_insert(score);
+        best.add(row.try_get(0)?, row.try_get(1)?, score);
     }
-    let mut scored: Vec<(f64, Vec<String>, String)> = best
-        .into_iter()
-        .map(|((prefix, key), score)| (score, plan::split(&prefix), key))
-        .collect();
-    scored.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| (&a.1, &a.2).cmp(&(&b.1, &b.2)))
-    });
     let mut hits = Vec::new();
-    for (score, namespace, key) in scored {
+    for (score, namespace, key) in best.ranked() {
         if hits.len() >= wanted {
             break;
         }

@@ -9,8 +9,6 @@
 //!   then items are read in score order, through the filter, until the page is full;
 //!   only when the scored items do not fill it are the unscored ones read.
 
-use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -99,7 +97,7 @@ fn ranked(
 ) -> Result<Vec<(Stored, Option<f64>)>, Failure> {
     let (condition, mut params) = under("v.prefix", labels, 2);
     params.insert(0, nanos(now).into());
-    let mut best: HashMap<(String, String), f64> = HashMap::new();
+    let mut best = plan::BestScores::default();
     {
         let mut stmt = tx.prepare_cached(&format!(
             "SELECT v.prefix, v.key, v.embedding FROM stategraph_store_vectors AS v
@@ -109,27 +107,11 @@ fn ranked(
         let mut rows = stmt.query(params_from_iter(params.iter()))?;
         while let Some(row) = rows.next()? {
             let vector = plan::from_blob(row.get_ref(2)?.as_blob().unwrap_or_default());
-            let score = store::cosine(query, &vector);
-            let address = (row.get::<_, String>(0)?, row.get::<_, String>(1)?);
-            best.entry(address)
-                .and_modify(|s| {
-                    if score.total_cmp(s) == Ordering::Greater {
-                        *s = score;
-                    }
-                })
-                .or_insert(score);
+            best.add(row.get(0)?, row.get(1)?, store::cosine(query, &vector));
         }
     }
-    let mut scored: Vec<(f64, Vec<String>, String)> = best
-        .into_iter()
-        .map(|((prefix, key), score)| (score, plan::split(&prefix), key))
-        .collect();
-    scored.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| (&a.1, &a.2).cmp(&(&b.1, &b.2)))
-    });
     let mut hits = Vec::new();
-    for (score, namespace, key) in scored {
+    for (score, namespace, key) in best.ranked() {
         if hits.len() >= wanted {
             break;
         }

@@ -219,3 +219,37 @@ mod tests {
         assert_eq!(split("a"), ["a"]);
     }
 }
+
+/// The best score of each item (an item with several embedded texts scores its best
+/// field), from the rows of a semantic search.
+#[derive(Debug, Default)]
+pub struct BestScores(HashMap<(String, String), f64>);
+
+impl BestScores {
+    /// Records one vector's score for the item at `prefix` (labels joined by `.`)
+    /// and `key`.
+    pub fn add(&mut self, prefix: String, key: String, score: f64) {
+        self.0
+            .entry((prefix, key))
+            .and_modify(|best| {
+                if score.total_cmp(best) == std::cmp::Ordering::Greater {
+                    *best = score;
+                }
+            })
+            .or_insert(score);
+    }
+
+    /// The items by score, highest first; ties by namespace, then key.
+    pub fn ranked(self) -> Vec<(f64, Namespace, String)> {
+        let mut scored: Vec<(f64, Namespace, String)> = self
+            .0
+            .into_iter()
+            .map(|((prefix, key), score)| (score, split(&prefix), key))
+            .collect();
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| (&a.1, &a.2).cmp(&(&b.1, &b.2)))
+        });
+        scored
+    }
+}
