@@ -22,7 +22,8 @@ pub enum ChannelWrite<T, U> {
 /// Implemented for the type itself and for `&str` into `String`.
 #[diagnostic::on_unimplemented(
     message = "a value of type `{Self}` cannot be written to a channel of type `{T}`",
-    label = "expected `{T}`"
+    label = "expected `{T}`",
+    note = "a channel takes a value of its own type (a `String` channel also takes `&str` and `&String`)"
 )]
 pub trait IntoChannelValue<T> {
     /// Performs the conversion.
@@ -35,30 +36,40 @@ impl<T> IntoChannelValue<T> for T {
     }
 }
 
+// Not listed in a mismatch's help: the note above says what a channel takes.
+#[diagnostic::do_not_recommend]
 impl IntoChannelValue<String> for &str {
     fn into_channel_value(self) -> String {
         self.to_owned()
     }
 }
 
+// Not listed in a mismatch's help: the note above says what a channel takes.
+#[diagnostic::do_not_recommend]
 impl IntoChannelValue<String> for &String {
     fn into_channel_value(self) -> String {
         self.clone()
     }
 }
 
+// Not listed in a mismatch's help: the note above says what a channel takes.
+#[diagnostic::do_not_recommend]
 impl<M: super::MessageLike> IntoChannelValue<super::MessageOp<M>> for M {
     fn into_channel_value(self) -> super::MessageOp<M> {
         super::MessageOp::Upsert(self)
     }
 }
 
+// Not listed in a mismatch's help: the note above says what a channel takes.
+#[diagnostic::do_not_recommend]
 impl<M> IntoChannelValue<super::MessageOp<M>> for super::RemoveMessage {
     fn into_channel_value(self) -> super::MessageOp<M> {
         super::MessageOp::Remove(self.0)
     }
 }
 
+// Not listed in a mismatch's help: the note above says what a channel takes.
+#[diagnostic::do_not_recommend]
 impl<M> IntoChannelValue<super::MessageOp<M>> for super::RemoveAllMessages {
     fn into_channel_value(self) -> super::MessageOp<M> {
         super::MessageOp::RemoveAll
