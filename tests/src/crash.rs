@@ -36,6 +36,39 @@ pub(crate) fn read_log(path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Runs the last worker (`last`) to the end and checks the thread finished in the
+/// state of an uninterrupted run, `expected`.
+pub(crate) fn finish<S: GraphState + PartialEq + std::fmt::Debug>(
+    last: std::process::Child,
+    runtime: &tokio::runtime::Runtime,
+    graph: &CompiledGraph<S>,
+    config: &RunConfig,
+    expected: &S,
+) {
+    let status = last.wait_with_output().expect("run the last worker");
+    assert!(
+        status.status.success(),
+        "the last worker failed: {status:?}"
+    );
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("finished"),
+        "{status:?}"
+    );
+    let snapshot = runtime
+        .block_on(graph.get_state(config))
+        .expect("read the finished thread")
+        .expect("the thread exists");
+    assert!(
+        snapshot.tasks.is_empty(),
+        "the thread finished: {:?}",
+        snapshot.tasks
+    );
+    assert_eq!(
+        &snapshot.values, expected,
+        "the state after kills equals an uninterrupted run's"
+    );
+}
+
 /// Runs the drill: `kills` SIGKILLs of `worker` (the `saver_worker` binary) running
 /// `rounds` rounds of the long graph on a fresh thread of `store`, each after a random
 /// delay (seeded by `seed`), then a last worker that finishes. Panics when any
@@ -134,29 +167,7 @@ pub fn run(
     }
 
     // The last worker finishes the thread.
-    let status = spawn().wait_with_output().expect("run the last worker");
-    assert!(
-        status.status.success(),
-        "the last worker failed: {status:?}"
-    );
-    assert!(
-        String::from_utf8_lossy(&status.stdout).contains("finished"),
-        "{status:?}"
-    );
-
-    let snapshot = runtime
-        .block_on(graph.get_state(&config))
-        .expect("read the finished thread")
-        .expect("the thread exists");
-    assert!(
-        snapshot.tasks.is_empty(),
-        "the thread finished: {:?}",
-        snapshot.tasks
-    );
-    assert_eq!(
-        snapshot.values, expected,
-        "the state after kills equals an uninterrupted run's"
-    );
+    finish(spawn(), &runtime, &graph, &config, &expected);
 
     let mut history = runtime
         .block_on(saver.list(&CheckpointConfig::thread(&thread), &ListOptions::new()))

@@ -199,29 +199,7 @@ pub fn run(
     }
 
     // The last worker finishes the thread.
-    let status = spawn().wait_with_output().expect("run the last worker");
-    assert!(
-        status.status.success(),
-        "the last worker failed: {status:?}"
-    );
-    assert!(
-        String::from_utf8_lossy(&status.stdout).contains("finished"),
-        "{status:?}"
-    );
-
-    let snapshot = runtime
-        .block_on(graph.get_state(&config))
-        .expect("read the finished thread")
-        .expect("the thread exists");
-    assert!(
-        snapshot.tasks.is_empty(),
-        "the thread finished: {:?}",
-        snapshot.tasks
-    );
-    assert_eq!(
-        snapshot.values, expected,
-        "the state after kills equals an uninterrupted run's"
-    );
+    crate::crash::finish(spawn(), &runtime, &graph, &config, &expected);
 
     let end = runtime.block_on(seen(&*saver, &thread));
     let children: Vec<&String> = end.namespaces.iter().filter(|ns| !ns.is_empty()).collect();
