@@ -19,6 +19,7 @@ pub mod node;
 pub mod retry;
 pub mod runtime;
 mod shape;
+mod shape_json;
 pub mod state;
 pub mod store;
 pub mod stream;
@@ -47,6 +48,7 @@ pub use runtime::{
     ContinueReason, Durability, NodePanic, RunConfig, RunError, RunInput, RunOutput, StateSnapshot,
     SubgraphState, TaskSnapshot, UpdateAs,
 };
+pub use shape_json::{GraphShape, ShapeEdge, ShapeNode, ShapeNodeKind};
 pub use state::{
     Add, Addable, Append, Change, ChangeSet, ChannelInfo, ChannelKey, ChannelWrite, Checkpointable,
     CodecError, GraphState, IntoChannelValue, InvalidUpdate, LastValue, Merge, Mergeable, Message,
