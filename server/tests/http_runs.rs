@@ -360,3 +360,43 @@ async fn a_stateless_run_returns_its_values_and_leaves_no_thread() {
     let (_, threads) = h.post("/threads/search", json!({})).await;
     assert_eq!(threads, json!([]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_does_not_wait_for_open_streams_or_waiting_clients() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let stream = h
+        .http
+        .post(h.url(&format!("/threads/{t}/runs/stream")))
+        .json(&json!({ "assistant_id": "job", "input": { "delay_ms": 5000 } }))
+        .send()
+        .await
+        .unwrap();
+    let waiting = {
+        let (http, url) = (h.http.clone(), h.url(&format!("/threads/{t}/runs/wait")));
+        tokio::spawn(async move {
+            http.post(url)
+                .json(
+                    &json!({ "assistant_id": "job", "input": {}, "multitask_strategy": "enqueue" }),
+                )
+                .send()
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(5), h.running.shutdown())
+        .await
+        .expect("shutdown is not held up by an open stream")
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(4));
+    let events = parse_sse(stream).await;
+    assert_eq!(events[0].0, "metadata");
+    assert!(
+        events.iter().all(|(e, _, _)| e != "end"),
+        "the run did not end: it goes back to the queue"
+    );
+    if let Ok(Ok(r)) = waiting.await {
+        assert_eq!(r.status(), 503);
+    }
+}
