@@ -49,7 +49,7 @@ impl Default for Server {
 }
 
 impl Server {
-    /// The SQLite file used unless [`Server::sqlite`] or [`Server::postgres`] says
+    /// The SQLite file used unless [`Server::sqlite`] (or a PostgreSQL database) says
     /// otherwise.
     pub const DEFAULT_SQLITE: &'static str = "stategraph-server.sqlite";
 
