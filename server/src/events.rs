@@ -127,7 +127,9 @@ fn updates_json<S: GraphState>(updates: &[S::Update]) -> Value {
 }
 
 fn values_json<S: GraphState>(values: &S) -> Value {
-    state_to_json(values).unwrap_or_else(|e| json!({ "__error__": e.to_string() }))
+    let mut v = state_to_json(values).unwrap_or_else(|e| json!({ "__error__": e.to_string() }));
+    crate::served::chat_output::<S>(&mut v);
+    v
 }
 
 /// The wire events for one typed event, given the requested modes.

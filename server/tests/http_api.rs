@@ -386,3 +386,49 @@ async fn the_store_is_reachable_over_http() {
         404
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_messages_go_in_and_come_out_as_langgraph_clients_write_them() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let (s, out) = h
+        .post(&format!("/threads/{t}/runs/wait"), json!({ "assistant_id": "chat", "input": { "messages": [{ "type": "human", "content": "hi" }] } }))
+        .await;
+    assert_eq!(s, 200, "{out}");
+    let messages = out["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(
+        (messages[0]["type"].as_str(), messages[0]["role"].as_str()),
+        (Some("human"), Some("user"))
+    );
+    assert_eq!(
+        (
+            messages[1]["type"].as_str(),
+            messages[1]["content"].as_str()
+        ),
+        (Some("ai"), Some("echo: hi"))
+    );
+    // The role form and a bare string work too; a message of the wrong shape is a 422.
+    let (s, out) = h
+        .post(
+            &format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "chat", "input": { "messages": "again" } }),
+        )
+        .await;
+    assert_eq!(s, 200, "{out}");
+    assert_eq!(out["messages"][3]["content"], "echo: again");
+    let (s, err) = h
+        .post(
+            &format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "chat", "input": { "messages": [{ "type": "human" }] } }),
+        )
+        .await;
+    assert_eq!(s, 422, "{err}");
+    assert!(
+        err["errors"][0]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("$.input.messages"),
+        "{err}"
+    );
+}
