@@ -18,8 +18,8 @@ async fn assistants_describe_each_graph_its_shape_and_schemas() {
         .iter()
         .map(|a| a["graph_id"].as_str().unwrap())
         .collect();
-    assert_eq!(graphs, ["job", "research"]);
-    let id = list[0]["assistant_id"].as_str().unwrap();
+    assert_eq!(graphs, ["chat", "job", "nested", "research"]);
+    let id = list[1]["assistant_id"].as_str().unwrap();
     let (status, by_id) = h.get(&format!("/assistants/{id}")).await;
     assert_eq!(status, 200);
     assert_eq!(by_id["graph_id"], "job");
@@ -53,7 +53,7 @@ async fn assistants_describe_each_graph_its_shape_and_schemas() {
         err["detail"]
             .as_str()
             .unwrap()
-            .contains("serving graphs: job, research"),
+            .contains("serving graphs: chat, job, nested, research"),
         "{err}"
     );
 }
