@@ -168,17 +168,12 @@ pub(crate) fn to_wire<S: GraphState>(event: &StreamEvent<S>, modes: Modes) -> Ve
                 json!({ "type": kind, "step": step, "timestamp": timestamp, "payload": payload }),
             )
         }
-        StreamEvent::Interrupt { interrupts } => {
-            let data = json!({ "__interrupt__": interrupts_json(interrupts) });
-            let mut out = Vec::new();
-            if modes.wants(StreamMode::UPDATES) {
-                out.push(("updates".to_string(), data.clone()));
-            }
-            if modes.wants(StreamMode::VALUES) {
-                out.push(("values".to_string(), data));
-            }
-            out
-        }
+        // As LangGraph streams it: in `updates`; the last `values` event stays the
+        // state (a client showing the last values must not see only the interrupt).
+        StreamEvent::Interrupt { interrupts } if modes.wants(StreamMode::UPDATES) => one(
+            "updates",
+            json!({ "__interrupt__": interrupts_json(interrupts) }),
+        ),
         StreamEvent::Subgraph { ns, event } if modes.subgraphs() => subgraph_wire(ns, event)
             .map(|(mode, data)| vec![(format!("{mode}|{ns}"), data)])
             .unwrap_or_default(),
