@@ -36,16 +36,19 @@ pub(super) fn routes() -> Router<Arc<App>> {
         .route("/runs", post(stateless_background))
         .route("/runs/stream", post(stateless_stream))
         .route("/runs/wait", post(stateless_wait))
+        .route("/runs/batch", post(batch))
+        .route("/runs/cancel", post(cancel_many))
 }
 
 const STRATEGIES: &[&str] = &["reject", "enqueue", "interrupt", "rollback"];
 
-/// Validates and queues a run on `thread_id` (a new thread for a stateless run).
-async fn create_run(
+/// Checks a run request for `thread_id` (a new thread for a stateless run) without
+/// writing anything.
+async fn prepare_run(
     app: &App,
     thread_id: Option<String>,
     req: RunCreate,
-) -> Result<RunRow, ApiError> {
+) -> Result<Prepared, ApiError> {
     if req.assistant_id.is_empty() {
         return Err(ApiError::invalid(
             "$.assistant_id",
@@ -151,7 +154,6 @@ async fn create_run(
             "thread {thread_id} is not waiting on an interrupt: there is nothing to resume"
         )));
     }
-    app.admit_run(&thread_id)?;
     let stream_mode: Vec<&str> = match &req.stream_mode {
         Some(Value::String(s)) => vec![s.as_str()],
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
@@ -185,18 +187,43 @@ async fn create_run(
         cancel: None,
         output: None,
     };
-    let row = app
-        .db
-        .insert_run(NewRun {
+    Ok(Prepared {
+        new: NewRun {
             row: run,
             create_thread,
-            thread_metadata: thread_metadata.clone(),
-        })
-        .await?;
-    if existing
-        .as_ref()
-        .is_some_and(|t| !t.metadata.contains_key("graph_id"))
-    {
+            thread_metadata,
+        },
+        bind_graph: existing
+            .as_ref()
+            .is_some_and(|t| !t.metadata.contains_key("graph_id")),
+    })
+}
+
+/// A checked run request, ready to queue.
+struct Prepared {
+    new: NewRun,
+    /// The thread does not name its graph yet.
+    bind_graph: bool,
+}
+
+/// Validates and queues a run on `thread_id` (a new thread for a stateless run).
+async fn create_run(
+    app: &App,
+    thread_id: Option<String>,
+    req: RunCreate,
+) -> Result<RunRow, ApiError> {
+    let prepared = prepare_run(app, thread_id, req).await?;
+    queue_run(app, prepared).await
+}
+
+/// Queues a checked run (counted against its thread's rate limit).
+async fn queue_run(app: &App, prepared: Prepared) -> Result<RunRow, ApiError> {
+    let Prepared { new, bind_graph } = prepared;
+    let thread_id = new.row.thread_id.clone();
+    app.admit_run(&thread_id)?;
+    let thread_metadata = new.thread_metadata.clone();
+    let row = app.db.insert_run(new).await?;
+    if bind_graph {
         app.db.patch_thread(thread_id, thread_metadata).await?;
     }
     app.notify(Notice::Queued).await;
@@ -517,4 +544,96 @@ async fn join_stream(
         delete_thread: false,
     };
     Ok(tail(app.clone(), id, run_id, after, detach).into_response())
+}
+
+/// `POST /runs/batch`: several stateless background runs at once, all or none.
+async fn batch(
+    State(app): State<Arc<App>>,
+    Body(reqs): Body<Vec<RunCreate>>,
+) -> Result<Json<Value>, ApiError> {
+    // Every run is checked before any is queued: a bad one queues none.
+    let mut prepared = Vec::with_capacity(reqs.len());
+    for (i, req) in reqs.into_iter().enumerate() {
+        prepared.push(prepare_run(&app, None, req).await.map_err(|mut e| {
+            for (path, _) in &mut e.errors {
+                *path = path.replacen('$', &format!("$[{i}]"), 1);
+            }
+            e.detail = format!("run {i} of the batch: {}", e.detail);
+            e
+        })?);
+    }
+    let mut out = Vec::with_capacity(prepared.len());
+    for p in prepared {
+        out.push(run_json(&queue_run(&app, p).await?));
+    }
+    Ok(Json(Value::Array(out)))
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct CancelMany {
+    #[serde(default)]
+    thread_id: Option<String>,
+    #[serde(default)]
+    run_ids: Option<Vec<String>>,
+    #[serde(default)]
+    status: Option<String>,
+}
+
+/// `POST /runs/cancel`: cancels the named runs, or a thread's active runs (`status`:
+/// `pending`, `running` or `all`).
+async fn cancel_many(
+    State(app): State<Arc<App>>,
+    Query(p): Query<CancelParams>,
+    Body(req): Body<CancelMany>,
+) -> Result<StatusCode, ApiError> {
+    let action = p.action.as_deref().unwrap_or("interrupt");
+    let wanted: &[RunStatus] = match req.status.as_deref() {
+        None | Some("all") => &[RunStatus::Pending, RunStatus::Running],
+        Some("pending") => &[RunStatus::Pending],
+        Some("running") => &[RunStatus::Running],
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "$.status",
+                format!("expected pending, running or all, not `{other}`"),
+            ));
+        }
+    };
+    let targets: Vec<(String, String)> = match (&req.thread_id, &req.run_ids) {
+        (Some(thread), Some(ids)) => ids.iter().map(|r| (thread.clone(), r.clone())).collect(),
+        (None, Some(ids)) => {
+            let mut found = Vec::new();
+            for id in ids {
+                let run = app
+                    .db
+                    .get_run(None, id.clone())
+                    .await?
+                    .ok_or_else(|| ApiError::not_found(format!("run {id}")))?;
+                found.push((run.thread_id, run.run_id));
+            }
+            found
+        }
+        (Some(thread), None) => {
+            thread_row(&app, thread).await?;
+            let mut found = Vec::new();
+            for status in wanted {
+                for run in app
+                    .db
+                    .list_runs(thread.clone(), Some(*status), 1000, 0)
+                    .await?
+                {
+                    found.push((run.thread_id, run.run_id));
+                }
+            }
+            found
+        }
+        (None, None) => return Err(ApiError::invalid("$", "name a `thread_id` or `run_ids`")),
+    };
+    for (thread, run) in targets {
+        cancel_run(&app, &thread, &run, action, false).await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn thread_row(app: &App, id: &str) -> Result<(), ApiError> {
+    thread(app, id).await.map(|_| ())
 }
