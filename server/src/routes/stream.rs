@@ -48,12 +48,12 @@ impl Drop for Tail {
         let (done, detach) = (self.done, self.detach.clone());
         if (detach.cancel && !done) || detach.delete_thread {
             tokio::spawn(async move {
-                if detach.cancel && !done {
-                    if let Err(e) =
+                if detach.cancel
+                    && !done
+                    && let Err(e) =
                         super::runs::cancel_run(&app, &thread, &run, "interrupt", true).await
-                    {
-                        tracing::warn!(error = %e.detail, "cancelling a run whose client went away failed");
-                    }
+                {
+                    tracing::warn!(error = %e.detail, "cancelling a run whose client went away failed");
                 }
                 if detach.delete_thread {
                     super::runs::delete_after(&app, &thread, &run).await;

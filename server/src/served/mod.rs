@@ -19,6 +19,9 @@ use stategraph::{
 use tokio::sync::mpsc;
 
 use crate::error::ApiError;
+
+/// A thread's latest checkpoint id and the run that wrote it.
+pub(crate) type Head = (String, Option<String>);
 use crate::events::{Modes, interrupts_json, to_wire};
 pub(crate) use state::update_response;
 
@@ -107,10 +110,7 @@ pub(crate) trait Served: Send + Sync + 'static {
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<(Value, Value)>, ApiError>>;
     /// The id of the thread's latest checkpoint and the run that wrote it.
-    fn head<'a>(
-        &'a self,
-        thread_id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(String, Option<String>)>, ApiError>>;
+    fn head<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<Option<Head>, ApiError>>;
     /// Makes checkpoint `checkpoint_id` the thread's latest again (a rollback).
     fn restore<'a>(
         &'a self,
