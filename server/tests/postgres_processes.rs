@@ -1,0 +1,134 @@
+//! Two servers on one PostgreSQL database, as two processes would be (each with its
+//! own pool and `LISTEN` connection): one that only serves HTTP (`workers(0)`) and
+//! one that runs. A client of the first streams a run the second executes, and a
+//! run cancelled through the first stops on the second.
+
+mod pg;
+
+use std::time::{Duration, Instant};
+
+use pg::Harness;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_of_one_process_streams_a_run_another_executes() {
+    let Some(url) = pg::postgres_url("a_client_of_one_process_streams_a_run_another_executes")
+    else {
+        return;
+    };
+    let schema = pg::fresh_schema("sg_srv_cross");
+    let front = Harness::start(pg::server(&url, &schema).workers(0)).await;
+    let back = Harness::start(pg::server(&url, &schema).workers(2)).await;
+
+    let t = front.thread().await;
+    let response = front
+        .http
+        .post(front.url(&format!("/threads/{t}/runs/stream")))
+        .json(&json!({
+            "assistant_id": "job",
+            "input": { "delay_ms": 200 },
+            "stream_mode": ["values", "updates"],
+        }))
+        .send()
+        .await
+        .expect("a response");
+    assert_eq!(response.status().as_u16(), 200);
+    let events = pg::parse_sse(response).await;
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(names.first(), Some(&"metadata"), "{names:?}");
+    assert_eq!(names.last(), Some(&"end"), "{names:?}");
+    let updates: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|(e, _)| e == "updates")
+        .map(|(_, d)| d)
+        .collect();
+    let steps: Vec<&str> = updates
+        .iter()
+        .flat_map(|u| u.as_object().into_iter().flat_map(|o| o.keys()))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(steps, ["first", "second", "question"], "{events:?}");
+    let last = events
+        .iter()
+        .rev()
+        .find(|(e, _)| e == "values")
+        .map(|(_, d)| d.clone())
+        .expect("values");
+    assert_eq!(last["log"], json!(["first", "second"]));
+
+    // The process that runs nothing did not run it: the run record (read through
+    // either) is a success, and the same thread state is seen from both.
+    let (_, runs) = back.get(&format!("/threads/{t}/runs")).await;
+    assert_eq!(runs[0]["status"], "success", "{runs}");
+    let (_, a) = front.get(&format!("/threads/{t}/state")).await;
+    let (_, b) = back.get(&format!("/threads/{t}/state")).await;
+    assert_eq!(a["values"], b["values"]);
+
+    // With no process running anything, a queued run stays pending.
+    back.running.shutdown().await.expect("a clean shutdown");
+    let idle = front
+        .background(&t, json!({ "assistant_id": "job", "input": {} }))
+        .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(front.run(&t, &idle).await.1["status"], "pending");
+
+    front.running.shutdown().await.expect("a clean shutdown");
+    pg::drop_schema(&url, &schema).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cancelled_through_one_process_stops_on_the_other_at_once() {
+    let Some(url) =
+        pg::postgres_url("a_run_cancelled_through_one_process_stops_on_the_other_at_once")
+    else {
+        return;
+    };
+    let schema = pg::fresh_schema("sg_srv_cancel");
+    // A long lease: the worker renews (and so reads the cancel flag) every 20 s, so a
+    // stop within seconds comes from the NOTIFY the front process sends.
+    let lease = Duration::from_secs(60);
+    let front = Harness::start(pg::server(&url, &schema).lease(lease).workers(0)).await;
+    let back = Harness::start(pg::server(&url, &schema).lease(lease).workers(1)).await;
+
+    let t = front.thread().await;
+    let run = front
+        .background(
+            &t,
+            json!({ "assistant_id": "job", "input": { "delay_ms": 10_000 } }),
+        )
+        .await;
+    let started = Instant::now();
+    loop {
+        let (_, r) = front.run(&t, &run).await;
+        if r["status"] == "running" {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the back process never claimed the run: {r}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let cancelled = Instant::now();
+    let (status, body) = front
+        .post(&format!("/threads/{t}/runs/{run}/cancel"), json!({}))
+        .await;
+    assert!(
+        status == 200 || status == 202 || status == 204,
+        "{status} {body}"
+    );
+    front.join(&t, &run).await;
+    let took = cancelled.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "the run stopped {took:?} after the cancel: the notice did not reach its process"
+    );
+    let (_, r) = back.run(&t, &run).await;
+    assert_eq!(r["status"], "interrupted", "{r}");
+    let (_, thread) = back.get(&format!("/threads/{t}")).await;
+    assert_ne!(thread["status"], "busy", "{thread}");
+
+    back.running.shutdown().await.expect("a clean shutdown");
+    front.running.shutdown().await.expect("a clean shutdown");
+    pg::drop_schema(&url, &schema).await;
+}
