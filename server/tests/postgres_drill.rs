@@ -202,7 +202,7 @@ async fn drill(url: String) -> String {
     // All three start together: the tables are created once, under the lock.
     let mut procs: Vec<Proc> =
         futures::future::join_all((0..PROCESSES).map(|i| spawn(&url, &schema, i, 0))).await;
-    let mut generations = vec![0usize; PROCESSES];
+    let mut generations = [0usize; PROCESSES];
     let db = sql(&url, &schema).await;
 
     // 50 threads and 200 runs, through every process in turn.
