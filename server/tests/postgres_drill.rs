@@ -170,8 +170,7 @@ impl Seeded {
 }
 
 async fn sql(url: &str, schema: &str) -> tokio_postgres::Client {
-    let plain = url.split('?').next().unwrap_or(url);
-    let (client, connection) = tokio_postgres::connect(plain, tokio_postgres::NoTls)
+    let (client, connection) = tokio_postgres::connect(pg::plain(url), tokio_postgres::NoTls)
         .await
         .expect("a connection for the drill's checks");
     tokio::spawn(connection);

@@ -47,6 +47,28 @@ pub fn postgres_url(test: &str) -> Option<String> {
     })
 }
 
+/// The plain URL and the CA file of a server with TLS on, or `None` after a visible
+/// skip notice when either is missing.
+///
+/// # Panics
+/// Under `CI=true` when either is missing (CI's server has TLS on).
+pub fn postgres_tls(test: &str) -> Option<(String, String)> {
+    match (var(URL_VAR), var(CA_VAR)) {
+        (Some(url), Some(ca)) => Some((url, ca)),
+        _ => {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("{test}: {URL_VAR} and {CA_VAR} must both be set under CI=true");
+            }
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "notice: {test} skipped: set {URL_VAR} to a server with ssl=on and {CA_VAR} to the PEM file of the CA that signed its certificate"
+            );
+            None
+        }
+    }
+}
+
 /// `url` with `sslmode=verify-full` and the CA file.
 pub fn tls_url(url: &str, ca: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
@@ -78,7 +100,7 @@ pub async fn drop_schema(url: &str, schema: &str) {
 
 /// `url` without the TLS parameters this module adds (for the plain cleanup
 /// connection).
-fn plain(url: &str) -> &str {
+pub fn plain(url: &str) -> &str {
     url.split_once("?sslmode=verify-full")
         .or_else(|| url.split_once("&sslmode=verify-full"))
         .map_or(url, |(u, _)| u)
