@@ -132,3 +132,80 @@ async fn a_run_cancelled_through_one_process_stops_on_the_other_at_once() {
     front.running.shutdown().await.expect("a clean shutdown");
     pg::drop_schema(&url, &schema).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_listen_connection_is_connected_again() {
+    let Some(url) = pg::postgres_url("a_lost_listen_connection_is_connected_again") else {
+        return;
+    };
+    let schema = pg::fresh_schema("sg_srv_relisten");
+    let lease = Duration::from_secs(60);
+    let front = Harness::start(pg::server(&url, &schema).lease(lease).workers(0)).await;
+    // The back process's sessions carry a name of their own, to find its LISTEN.
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let named = format!("{url}{sep}application_name={schema}");
+    let back = Harness::start(pg::server(&named, &schema).lease(lease).workers(1)).await;
+
+    let (admin, connection) = tokio_postgres::connect(pg::plain(&url), tokio_postgres::NoTls)
+        .await
+        .expect("an admin connection");
+    tokio::spawn(connection);
+    let killed: i64 = admin
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE application_name = $1 AND query LIKE 'LISTEN%'",
+            &[&schema],
+        )
+        .await
+        .expect("terminate the LISTEN session")
+        .get(0);
+    assert_eq!(killed, 1, "the back process has one LISTEN session");
+    // Reconnecting takes a backoff of 100 ms and a handshake.
+    let again = Instant::now();
+    loop {
+        let n: i64 = admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'",
+                &[&schema],
+            )
+            .await
+            .expect("the sessions")
+            .get(0);
+        if n == 1 {
+            break;
+        }
+        assert!(
+            again.elapsed() < Duration::from_secs(10),
+            "the LISTEN session did not come back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // Notices reach the back process again: a cancel stops its run at once.
+    let t = front.thread().await;
+    let run = front
+        .background(
+            &t,
+            json!({ "assistant_id": "job", "input": { "delay_ms": 10_000 } }),
+        )
+        .await;
+    let started = Instant::now();
+    while front.run(&t, &run).await.1["status"] != "running" {
+        assert!(started.elapsed() < Duration::from_secs(10), "never claimed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let cancelled = Instant::now();
+    front
+        .post(&format!("/threads/{t}/runs/{run}/cancel"), json!({}))
+        .await;
+    front.join(&t, &run).await;
+    assert!(
+        cancelled.elapsed() < Duration::from_secs(5),
+        "the cancel took {:?}: notices no longer reach the back process",
+        cancelled.elapsed()
+    );
+
+    back.running.shutdown().await.expect("a clean shutdown");
+    front.running.shutdown().await.expect("a clean shutdown");
+    pg::drop_schema(&url, &schema).await;
+}
