@@ -133,6 +133,9 @@ struct Proc {
 
 async fn spawn(url: &str, schema: &str, index: usize, generation: usize) -> Proc {
     let name = format!("p{index}g{generation}");
+    // Its sessions carry its name, so the drill can wait for them to end.
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let url = format!("{url}{sep}application_name={}", session_name(schema, &name));
     let mut child = Command::new(std::env::current_exe().expect("the test binary"))
         .env("SG_DRILL_CHILD", &name)
         .env("SG_DRILL_URL", url)
@@ -155,6 +158,11 @@ async fn spawn(url: &str, schema: &str, index: usize, generation: usize) -> Proc
         base: format!("http://{addr}"),
         name,
     }
+}
+
+/// The `application_name` of the sessions of process `name`.
+fn session_name(schema: &str, name: &str) -> String {
+    format!("{schema}_{name}")
 }
 
 /// xorshift64*: the victims and pauses, the same on every run of the drill.
@@ -272,6 +280,24 @@ async fn drill(url: String) -> String {
         tokio::time::sleep(Duration::from_millis(rng.next() % STEP_MS)).await;
         procs[victim].child.kill().await.expect("SIGKILL");
         kills += 1;
+        // A commit it sent just before dying may still land: wait for its sessions
+        // to end, so what it held is final.
+        let session = session_name(&schema, &procs[victim].name);
+        let gone = Instant::now();
+        while count(
+            &db,
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+            &session,
+        )
+        .await
+            > 0
+        {
+            assert!(
+                gone.elapsed() < Duration::from_secs(10),
+                "the killed process's sessions linger"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         // Its runs still marked running are ones it died in: nobody else can have
         // touched them before their lease expires.
         let held: Vec<String> = db
