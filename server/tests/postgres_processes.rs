@@ -209,3 +209,33 @@ async fn a_lost_listen_connection_is_connected_again() {
     front.running.shutdown().await.expect("a clean shutdown");
     pg::drop_schema(&url, &schema).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejecting_runs_sent_at_once_to_two_processes_admit_exactly_one() {
+    let Some(url) =
+        pg::postgres_url("rejecting_runs_sent_at_once_to_two_processes_admit_exactly_one")
+    else {
+        return;
+    };
+    let schema = pg::fresh_schema("sg_srv_reject");
+    let a = Harness::start(pg::server(&url, &schema).workers(0)).await;
+    let b = Harness::start(pg::server(&url, &schema).workers(0)).await;
+    for round in 0..5 {
+        let t = a.thread().await;
+        let body = json!({ "assistant_id": "job", "input": {}, "multitask_strategy": "reject" });
+        let path = format!("/threads/{t}/runs");
+        let sends = (0..16).map(|i| {
+            let h = if i % 2 == 0 { &a } else { &b };
+            h.post(&path, body.clone())
+        });
+        let answers = futures::future::join_all(sends).await;
+        let admitted = answers.iter().filter(|(s, _)| *s == 200).count();
+        let refused = answers.iter().filter(|(s, _)| *s == 409).count();
+        assert_eq!((admitted, refused), (1, 15), "round {round}: {answers:?}");
+        let (_, runs) = b.get(&format!("/threads/{t}/runs")).await;
+        assert_eq!(runs.as_array().map(Vec::len), Some(1), "round {round}");
+    }
+    a.running.shutdown().await.expect("a clean shutdown");
+    b.running.shutdown().await.expect("a clean shutdown");
+    pg::drop_schema(&url, &schema).await;
+}
