@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::serve::ListenerExt;
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::store::Store;
 use stategraph::{CompileOptions, GraphState, StateGraph};
@@ -297,6 +298,12 @@ impl Server {
         let router = crate::routes::router(app.clone());
         let mut until = stopped;
         let http = tokio::spawn(async move {
+            // Small SSE writes go out at once, not after the client's delayed ACK.
+            let listener = listener.tap_io(|tcp| {
+                if let Err(e) = tcp.set_nodelay(true) {
+                    tracing::debug!(error = %e, "could not set TCP_NODELAY");
+                }
+            });
             axum::serve(listener, router)
                 .with_graceful_shutdown(async move {
                     let _ = until.wait_for(|s| *s).await;
