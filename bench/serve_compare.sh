@@ -10,13 +10,15 @@
 #
 # Environment:
 #   CLIENTS      client counts, one load run each (default "1 100 1000")
-#   ROUNDS       load runs per client count and side; the tables show medians (default 1)
+#   ROUNDS       rounds, each on newly started servers; the tables show medians
+#                (default 1)
 #   MODE         stream | wait (default stream)
 #   JOBS         stategraph-server's jobs (runs at once; default: serve_bench's)
-#   SG_DB        stategraph-server's SQLite file (default: a new file in a temporary
-#                directory on disk; a path on /dev/shm shows the cost without fsync)
-#   LG_JOBS      langgraph dev --n-jobs-per-worker (default 10, the CLI's documented
-#                default; the in-memory runtime otherwise starts 1)
+#   SG_DB_DIR    where stategraph-server's SQLite file of each round is made (default:
+#                serve_bench's temporary directory on disk; /dev/shm shows the cost
+#                without fsync)
+#   LG_JOBS      langgraph dev --n-jobs-per-worker (default 10, the default its --help
+#                names; without the flag the in-memory runtime starts 1 job)
 #   LG_DEV_VENV  a virtual environment with `langgraph-cli[inmem]` (default
 #                /tmp/lg-dev-venv); the LangGraph side is skipped when it is missing
 #                (create it: python3 -m venv $LG_DEV_VENV &&
@@ -60,6 +62,7 @@ stop_server() {
   server_pid=
 }
 trap stop_server EXIT
+trap 'stop_server; exit 130' INT TERM
 
 # Waits until GET /ok answers at base URL $1 (up to $2 seconds).
 wait_ok() {
@@ -71,65 +74,84 @@ wait_ok() {
   return 1
 }
 
-# Runs the load at every client count against base URL $1, labelled $2.
+# Runs the load at every client count against base URL $1, labelled $2 (round $3).
 load() {
   # Warm-up (not recorded): the first runs pay lazy imports, caches, connections.
   "$bin/serve_load" --url "$1" --clients 10 --mode "$MODE" \
     --label "$2 (warm-up)" >/dev/null 2>&1 || true
-  for r in $(seq 1 "$ROUNDS"); do
-    for c in $CLIENTS; do
-      echo "    $2: $c clients, round $r/$ROUNDS" >&2
-      "$bin/serve_load" --url "$1" --clients "$c" --mode "$MODE" \
-        --label "$2" --json >>"$OUT/results.jsonl" 2>>"$OUT/load-$2.log" || true
-    done
+  for c in $CLIENTS; do
+    echo "    $2: $c clients, round $3/$ROUNDS" >&2
+    "$bin/serve_load" --url "$1" --clients "$c" --mode "$MODE" \
+      --label "$2" --json >>"$OUT/results.jsonl" 2>>"$OUT/load-$2.log" || true
   done
 }
 
-echo "==> stategraph-server (serve_bench)" >&2
-sg_args=(--port 0)
-if [ -n "${JOBS:-}" ]; then sg_args+=(--jobs "$JOBS"); fi
-if [ -n "${SG_DB:-}" ]; then sg_args+=(--db "$SG_DB"); fi
-"$bin/serve_bench" "${sg_args[@]}" >"$OUT/serve_bench.log" 2>&1 &
-server_pid=$!
-sg_url=
-for _ in $(seq 1 150); do
-  sg_url=$(grep -o 'http://[0-9.:]*' "$OUT/serve_bench.log" 2>/dev/null || true)
-  if [ -n "$sg_url" ] || ! kill -0 "$server_pid" 2>/dev/null; then break; fi
-  sleep 0.2
-done
-if [ -n "$sg_url" ] && wait_ok "$sg_url" 30; then
-  cat "$OUT/serve_bench.log" >&2
-  load "$sg_url" stategraph
-else
-  echo "serve_bench did not start; see $OUT/serve_bench.log" >&2
-fi
-stop_server
+# One round on a new stategraph-server (a new SQLite file).
+round_stategraph() {
+  local sg_args=(--port 0) db_dir=
+  if [ -n "${JOBS:-}" ]; then sg_args+=(--jobs "$JOBS"); fi
+  if [ -n "${SG_DB_DIR:-}" ]; then
+    db_dir=$(mktemp -d "$SG_DB_DIR/serve-bench.XXXXXX")
+    sg_args+=(--db "$db_dir/serve-bench.sqlite")
+  fi
+  "$bin/serve_bench" "${sg_args[@]}" >"$OUT/serve_bench-$1.log" 2>&1 &
+  server_pid=$!
+  local url=
+  for _ in $(seq 1 150); do
+    url=$(grep -o 'http://[0-9.:]*' "$OUT/serve_bench-$1.log" 2>/dev/null || true)
+    if [ -n "$url" ] || ! kill -0 "$server_pid" 2>/dev/null; then break; fi
+    sleep 0.2
+  done
+  if [ -n "$url" ] && wait_ok "$url" 30; then
+    echo "==> stategraph-server (serve_bench): $(tail -1 "$OUT/serve_bench-$1.log")" >&2
+    load "$url" stategraph "$1"
+  else
+    echo "serve_bench did not start; see $OUT/serve_bench-$1.log" >&2
+  fi
+  stop_server
+  if [ -n "$db_dir" ]; then rm -rf "$db_dir"; fi
+}
 
-if [ -x "$LG_DEV_VENV/bin/langgraph" ]; then
+# One round on a new `langgraph dev` (empty in-memory runtime).
+round_langgraph() {
   echo "==> langgraph dev on 127.0.0.1:$LG_PORT (--n-jobs-per-worker $LG_JOBS)" >&2
+  # A fresh copy per round: `langgraph dev` keeps its in-memory data in
+  # .langgraph_api/ beside the config (and reloads it at start), which this way
+  # stays out of the repository and out of the next round.
+  local dir="$OUT/lg-serve-$1"
+  mkdir -p "$dir"
+  cp bench/langgraph/serve/graph.py bench/langgraph/serve/langgraph.json "$dir/"
   # Offline and quiet: no CLI analytics, no version check on PyPI, no LangSmith
   # tracing, no browser, no reloader; per-request info logs off (they cost CPU).
-  # A copy: `langgraph dev` keeps its in-memory data in .langgraph_api/ beside the
-  # config, which stays out of the repository this way.
-  mkdir -p "$OUT/lg-serve"
-  cp bench/langgraph/serve/graph.py bench/langgraph/serve/langgraph.json "$OUT/lg-serve/"
   (
-    cd "$OUT/lg-serve"
+    cd "$dir"
     exec env LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true \
       LANGSMITH_TRACING=false LANGCHAIN_TRACING_V2=false LOG_LEVEL=WARNING \
       "$LG_DEV_VENV/bin/langgraph" dev --no-browser --no-reload --port "$LG_PORT" \
       --n-jobs-per-worker "$LG_JOBS" --server-log-level warning
-  ) >"$OUT/langgraph_dev.log" 2>&1 &
+  ) >"$OUT/langgraph_dev-$1.log" 2>&1 &
   server_pid=$!
   if wait_ok "http://127.0.0.1:$LG_PORT" 120; then
-    load "http://127.0.0.1:$LG_PORT" langgraph
+    load "http://127.0.0.1:$LG_PORT" langgraph "$1"
   else
-    echo "langgraph dev did not start; see $OUT/langgraph_dev.log" >&2
+    echo "langgraph dev did not start; see $OUT/langgraph_dev-$1.log" >&2
   fi
   stop_server
+  rm -rf "$dir"
+}
+
+lg=
+if [ -x "$LG_DEV_VENV/bin/langgraph" ]; then
+  lg=1
 else
   echo "==> no $LG_DEV_VENV/bin/langgraph: LangGraph side skipped" >&2
 fi
+# Each round starts both servers afresh, so data left by earlier rounds (stored
+# runs, events, checkpoints) does not weigh on later ones.
+for r in $(seq 1 "$ROUNDS"); do
+  round_stategraph "$r"
+  if [ -n "$lg" ]; then round_langgraph "$r"; fi
+done
 
 python3 - "$OUT/results.jsonl" <<'PY'
 import json
