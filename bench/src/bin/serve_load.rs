@@ -466,3 +466,73 @@ fn report(args: &Args, ok: &[Timing], failures: &[String], wall: Duration) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(chunks: &[&str]) -> Vec<(String, Value)> {
+        let mut p = SseParser::default();
+        for c in chunks {
+            p.feed(c.as_bytes());
+        }
+        p.events
+    }
+
+    /// A `chain3` stream as stategraph-server sends it (`\n` lines).
+    const GOOD: &str = "event: metadata\ndata: {\"run_id\":\"r1\",\"attempt\":1}\nid: 1\n\n\
+        : keep-alive\n\n\
+        event: values\ndata: {\"n\":1,\"log\":[]}\n\n\
+        event: updates\ndata: {\"a\":{\"n\":1,\"log\":[\"a\"]}}\n\n\
+        event: updates\ndata: {\"b\":{\"n\":1,\"log\":[\"b\"]}}\n\n\
+        event: updates\ndata: {\"c\":{\"n\":1,\"log\":[\"c\"]}}\n\n\
+        event: values\ndata: {\"n\":4,\"log\":[\"a\",\"b\",\"c\"]}\n\n\
+        event: end\ndata: null\n\n";
+
+    #[test]
+    fn a_whole_stream_split_anywhere_parses_to_the_same_events() {
+        let whole = parse(&[GOOD]);
+        assert_eq!(whole.len(), 7);
+        assert_eq!(whole[0].0, "metadata");
+        assert_eq!(whole[6], ("end".to_string(), Value::Null));
+        for cut in 1..GOOD.len() {
+            assert_eq!(parse(&[&GOOD[..cut], &GOOD[cut..]]), whole, "cut at {cut}");
+        }
+        check_events(&whole).unwrap();
+    }
+
+    #[test]
+    fn crlf_lines_and_multi_line_data_as_langgraph_sends_them() {
+        let events = parse(&["event: values\r\ndata: {\"n\":\r\ndata: 4}\r\n\r\n"]);
+        assert_eq!(events, vec![("values".to_string(), json!({"n": 4}))]);
+    }
+
+    #[test]
+    fn a_stream_missing_a_node_update_fails_the_check() {
+        let events = parse(&[&GOOD.replace(
+            "event: updates\ndata: {\"b\":{\"n\":1,\"log\":[\"b\"]}}\n\n",
+            "",
+        )]);
+        let err = check_events(&events).unwrap_err().to_string();
+        assert!(err.contains("[\"a\", \"c\"]"), "{err}");
+    }
+
+    #[test]
+    fn a_stream_without_metadata_first_or_with_wrong_values_fails_the_check() {
+        let no_metadata = parse(&[GOOD.split_once("id: 1\n\n").unwrap().1]);
+        assert!(check_events(&no_metadata).is_err());
+        let wrong = parse(&[&GOOD.replace("{\"n\":4,", "{\"n\":3,")]);
+        assert!(check_events(&wrong).is_err());
+        let error = parse(&[GOOD, "event: error\ndata: {\"error\":\"X\"}\n\n"]);
+        assert!(check_events(&error).is_err());
+    }
+
+    #[test]
+    fn quantiles_are_nearest_rank() {
+        let d: Vec<Duration> = (1..=100).map(Duration::from_millis).collect();
+        assert_eq!(quantile_ms(&d, 0.5), 50.0);
+        assert_eq!(quantile_ms(&d, 0.99), 99.0);
+        assert_eq!(quantile_ms(&d[..1], 0.99), 1.0);
+        assert!(quantile_ms(&[], 0.5).is_nan());
+    }
+}
