@@ -89,6 +89,8 @@ impl<S> IntoGoto<S> for End {
 
 /// A destination chosen at run time, e.g. a node named in a request. A node that is
 /// not in the graph is refused when the command runs.
+// Not suggested in errors: code naming a node should use the node itself.
+#[diagnostic::do_not_recommend]
 impl<S> IntoGoto<S> for Goto<S> {
     fn into_goto(self) -> Goto<S> {
         self
