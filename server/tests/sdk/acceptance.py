@@ -209,6 +209,8 @@ async def main(url: str) -> int:
             tid, aid, input={"topic": TOPIC}, stream_mode=["values", "updates", "custom"]
         ):
             parts.append(part)
+            if part.event == "custom" and "status_while_streaming" not in state:
+                state["status_while_streaming"] = (await client.threads.get(tid))["status"]
         state["stream"] = parts
         expect(parts, "the stream had no events")
         first = parts[0]
@@ -220,6 +222,8 @@ async def main(url: str) -> int:
             f"unexpected event names: {sorted(names)}",
         )
         expect("error" not in names, f"the run failed: {short([p.data for p in parts if p.event == 'error'])}")
+        seen = state.get("status_while_streaming")
+        expect(seen == "busy", f"thread status while the run streamed: {seen!r}, want busy")
 
     await check("runs.stream with stream_mode [values, updates, custom]", stream_run)
     parts = state.get("stream") or []
