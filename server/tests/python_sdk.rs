@@ -78,7 +78,6 @@ async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Err
         }
     }
     let status = if timed_out {
-        child.start_kill()?;
         None
     } else {
         tokio::time::timeout_at(deadline, child.wait()).await.ok()
