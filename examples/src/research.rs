@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use stategraph::checkpoint::{CheckpointError, CheckpointSaver};
@@ -36,7 +37,7 @@ pub const DEFAULT_DB: &str = "stategraph-demo.sqlite";
 pub const THREAD_PREFIX: &str = "research-";
 
 /// The pipeline's state: one channel per field, each with its reducer.
-#[derive(GraphState, Clone, Debug, Default, PartialEq)]
+#[derive(GraphState, JsonSchema, Clone, Debug, Default, PartialEq)]
 pub struct Research {
     /// What is being researched.
     pub topic: String,
@@ -69,7 +70,7 @@ pub struct Research {
 }
 
 /// One research question: a `Send` payload.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Query {
     /// Stable id (`performance`, `hiring/follow-up`, …).
     pub id: String,
@@ -80,7 +81,7 @@ pub struct Query {
 }
 
 /// What one research task found.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
     /// The angle it answers.
     pub angle: String,
@@ -93,7 +94,7 @@ pub struct Finding {
 }
 
 /// The human reviewer's decision: the value `approve`'s interrupt resumes with.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "decision", rename_all = "lowercase")]
 pub enum Verdict {
     /// Publish the draft as the report.
@@ -372,7 +373,14 @@ fn after_approval(state: &Research) -> Route<Research> {
 /// # Errors
 /// A [`BuildError`] if the graph is malformed (it is not).
 pub fn build(saver: SqliteSaver) -> Result<CompiledGraph<Research>, BuildError> {
-    StateGraph::<Research>::new()
+    graph().compile_with(CompileOptions::new().checkpointer(saver))
+}
+
+/// The pipeline's graph, uncompiled: to compile with a checkpointer of your choice,
+/// or to hand to a server that compiles it with its own.
+pub fn graph() -> StateGraph<Research> {
+    let mut graph = StateGraph::<Research>::new();
+    graph
         .add_node(plan)
         .add_node(research)
         .add_node(write)
@@ -385,8 +393,8 @@ pub fn build(saver: SqliteSaver) -> Result<CompiledGraph<Research>, BuildError> 
         .add_edge(write, review)
         .add_conditional_edges(review, after_review, (research, approve))
         .add_conditional_edges(approve, after_approval, (publish, write, END))
-        .add_edge(publish, END)
-        .compile_with(CompileOptions::new().checkpointer(saver))
+        .add_edge(publish, END);
+    graph
 }
 
 /// Command-line options of the demo.

@@ -19,6 +19,7 @@ pub mod node;
 pub mod retry;
 pub mod runtime;
 mod shape;
+mod shape_json;
 pub mod state;
 pub mod store;
 pub mod stream;
@@ -47,12 +48,13 @@ pub use runtime::{
     ContinueReason, Durability, NodePanic, RunConfig, RunError, RunInput, RunOutput, StateSnapshot,
     SubgraphState, TaskSnapshot, UpdateAs,
 };
+pub use shape_json::{GraphShape, ShapeEdge, ShapeNode, ShapeNodeKind};
 pub use state::{
     Add, Addable, Append, Change, ChangeSet, ChannelInfo, ChannelKey, ChannelWrite, Checkpointable,
-    CodecError, GraphState, IntoChannelValue, InvalidUpdate, LastValue, Merge, Mergeable, Message,
-    MessageLike, MessageList, MessageOp, Messages, Persistence, ReduceError, Reducer,
-    RemoveAllMessages, RemoveMessage, Role, Sequence, SetLike, StateUpdate, ToolCall, Union,
-    WithReducer, Write,
+    CodecError, GraphState, InputError, IntoChannelValue, InvalidUpdate, LastValue, Merge,
+    Mergeable, Message, MessageLike, MessageList, MessageOp, Messages, Persistence, ReduceError,
+    Reducer, RemoveAllMessages, RemoveMessage, Role, Sequence, SetLike, StateUpdate, ToolCall,
+    Union, WithReducer, Write, state_to_json, update_from_json, update_to_json,
 };
 pub use stream::{DebugKind, RunStream, StreamEvent, StreamMode};
 pub use subgraph::{Subgraph, SubgraphCheckpoints, SubgraphError};

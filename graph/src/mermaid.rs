@@ -10,13 +10,9 @@ use crate::state::GraphState;
 
 /// A node's id inside the block of subgraph `prefix` (`""` at the top).
 fn id(prefix: &str, e: &Endpoint) -> String {
-    let local = match e {
-        Endpoint::Start => "__start__".into(),
-        Endpoint::End => "__end__".into(),
-        Endpoint::Node(n) => n.to_string(),
-    };
+    let local = e.drawn_id();
     if prefix.is_empty() {
-        local
+        local.to_string()
     } else {
         format!("{prefix}__{local}")
     }
@@ -107,11 +103,7 @@ impl<S: GraphState> CompiledGraph<S> {
         let g = &self.graph;
         let mut out = String::from("graph TD;\n");
         out.push_str("\t__start__([START]):::first\n");
-        let children: Vec<(Arc<str>, Arc<dyn ChildGraph>)> = g
-            .nodes
-            .iter()
-            .filter_map(|n| n.child.clone().map(|c| (n.name.clone(), c)))
-            .collect();
+        let children = g.children();
         let (mut nodes, mut edges) = (String::new(), String::new());
         body(&mut nodes, &mut edges, "", &g.topology, &children, "\t");
         out.push_str(&nodes);

@@ -29,6 +29,18 @@ impl std::fmt::Display for Endpoint {
     }
 }
 
+impl Endpoint {
+    /// The id a drawing gives this end inside its graph: LangGraph's `__start__` and
+    /// `__end__`, or the node's name.
+    pub(crate) fn drawn_id(&self) -> &str {
+        match self {
+            Endpoint::Start => "__start__",
+            Endpoint::End => "__end__",
+            Endpoint::Node(n) => n,
+        }
+    }
+}
+
 /// The declared shape, kept for drawing.
 pub(crate) struct Topology {
     pub(crate) nodes: Vec<Arc<str>>,
@@ -43,6 +55,8 @@ pub(crate) struct Topology {
 pub(crate) trait ChildGraph: Send + Sync + 'static {
     /// The child's declared shape.
     fn topology(&self) -> &Topology;
+    /// The child's graph version (a digest of its topology).
+    fn version(&self) -> &str;
     /// The child's own subgraphs, by node name.
     fn children(&self) -> Vec<(Arc<str>, Arc<dyn ChildGraph>)>;
     /// The child's compiled graph, to be downcast to its state's type.

@@ -87,6 +87,14 @@ impl<S> IntoGoto<S> for End {
     }
 }
 
+/// A destination chosen at run time, e.g. a node named in a request. A node that is
+/// not in the graph is refused when the command runs.
+impl<S> IntoGoto<S> for Goto<S> {
+    fn into_goto(self) -> Goto<S> {
+        self
+    }
+}
+
 impl<S> IntoGoto<S> for send::Send<S> {
     fn into_goto(self) -> Goto<S> {
         Goto::Send(self)

@@ -193,6 +193,10 @@ impl<C: GraphState> ChildGraph for Graph<C> {
         &self.topology
     }
 
+    fn version(&self) -> &str {
+        &self.version
+    }
+
     fn children(&self) -> Vec<(Arc<str>, Arc<dyn ChildGraph>)> {
         self.nodes
             .iter()

@@ -50,6 +50,10 @@ pub struct RunConfig {
     pub(crate) interrupt_after: Vec<Arc<str>>,
     pub(crate) lock_timeout: Duration,
     pub(crate) new_thread_only: bool,
+    /// Recorded as `run_id` in the metadata of every checkpoint the run writes.
+    pub(crate) run_id: Option<String>,
+    /// Merged into the `extra` metadata of every checkpoint the run writes.
+    pub(crate) extra: serde_json::Map<String, serde_json::Value>,
     /// Set when the run is a subgraph's, inside a task of its parent.
     pub(crate) nested: Option<Nested>,
 }
@@ -85,6 +89,8 @@ impl Default for RunConfig {
             interrupt_after: Vec::new(),
             lock_timeout: Self::DEFAULT_LOCK_TIMEOUT,
             new_thread_only: false,
+            run_id: None,
+            extra: serde_json::Map::new(),
             nested: None,
         }
     }
@@ -141,6 +147,10 @@ impl RunConfig {
     }
 
     /// Pauses this run before these nodes run (in addition to the compile options').
+    /// A node that is not in the graph (a subgraph's node included) fails the run
+    /// with [`RunError::UnknownInterruptNode`] before anything is saved.
+    ///
+    /// [`RunError::UnknownInterruptNode`]: crate::RunError::UnknownInterruptNode
     #[must_use]
     pub fn interrupt_before<N: crate::node::NamedNode>(
         mut self,
@@ -151,7 +161,8 @@ impl RunConfig {
         self
     }
 
-    /// Pauses this run after these nodes ran (in addition to the compile options').
+    /// Pauses this run after these nodes ran (in addition to the compile options');
+    /// unknown nodes fail the run as with [`RunConfig::interrupt_before`].
     #[must_use]
     pub fn interrupt_after<N: crate::node::NamedNode>(
         mut self,
@@ -159,6 +170,34 @@ impl RunConfig {
     ) -> Self {
         self.interrupt_after
             .extend(nodes.into_iter().map(|n| n.name_of()));
+        self
+    }
+
+    /// Pauses this run before the nodes named `names` (in addition to the compile
+    /// options'): the form of [`RunConfig::interrupt_before`] for names known only at
+    /// run time. A name that is not a node of the graph (a subgraph's node included)
+    /// fails the run with [`RunError::UnknownInterruptNode`] before anything is saved.
+    ///
+    /// [`RunError::UnknownInterruptNode`]: crate::RunError::UnknownInterruptNode
+    #[must_use]
+    pub fn interrupt_before_names(
+        mut self,
+        names: impl IntoIterator<Item = impl Into<Arc<str>>>,
+    ) -> Self {
+        self.interrupt_before
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Pauses this run after the nodes named `names` ran; see
+    /// [`RunConfig::interrupt_before_names`].
+    #[must_use]
+    pub fn interrupt_after_names(
+        mut self,
+        names: impl IntoIterator<Item = impl Into<Arc<str>>>,
+    ) -> Self {
+        self.interrupt_after
+            .extend(names.into_iter().map(Into::into));
         self
     }
 
@@ -186,6 +225,54 @@ impl RunConfig {
         self
     }
 
+    /// Names this run: every checkpoint it writes (input, loop, fork, and those of its
+    /// subgraphs) records `id` as [`CheckpointMetadata::run_id`]. `update_state` writes
+    /// are not runs and record none.
+    ///
+    /// [`CheckpointMetadata::run_id`]: crate::checkpoint::CheckpointMetadata::run_id
+    #[must_use]
+    pub fn run_id(mut self, id: impl Into<String>) -> Self {
+        self.run_id = Some(id.into());
+        self
+    }
+
+    /// Adds `extra` to [`CheckpointMetadata::extra`] of every checkpoint this run writes
+    /// (its subgraphs' too); later calls add to and override earlier ones. Keys naming
+    /// a typed metadata field (`source`, `step`, `parents`, `run_id`, `steps`) are
+    /// dropped: they would clash with those fields in the stored record.
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// let mut extra = serde_json::Map::new();
+    /// extra.insert("user".into(), "ana".into());
+    /// extra.insert("step".into(), 7.into()); // a typed field's name: dropped
+    /// let config = RunConfig::new().run_id("req-1").metadata(extra);
+    /// assert_eq!(config.configured_run_id(), Some("req-1"));
+    /// assert_eq!(config.configured_metadata().len(), 1);
+    /// ```
+    ///
+    /// [`CheckpointMetadata::extra`]: crate::checkpoint::CheckpointMetadata::extra
+    #[must_use]
+    pub fn metadata(mut self, extra: serde_json::Map<String, serde_json::Value>) -> Self {
+        self.extra.extend(
+            extra
+                .into_iter()
+                .filter(|(k, _)| !RESERVED_METADATA.contains(&k.as_str())),
+        );
+        self
+    }
+
+    /// The run id set with [`RunConfig::run_id`].
+    pub fn configured_run_id(&self) -> Option<&str> {
+        self.run_id.as_deref()
+    }
+
+    /// The extra metadata set with [`RunConfig::metadata`] (reserved keys removed).
+    pub fn configured_metadata(&self) -> &serde_json::Map<String, serde_json::Value> {
+        &self.extra
+    }
+
     /// The configured thread id.
     pub fn thread_id(&self) -> Option<&str> {
         self.thread_id.as_deref()
@@ -196,6 +283,10 @@ impl RunConfig {
         self.checkpoint_id.as_deref()
     }
 }
+
+/// Metadata keys of the typed fields of a checkpoint's metadata: never taken from
+/// [`RunConfig::metadata`].
+const RESERVED_METADATA: [&str; 5] = ["source", "step", "parents", "run_id", "steps"];
 
 /// What a run starts from: new input, or the thread's saved position.
 ///

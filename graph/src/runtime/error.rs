@@ -181,6 +181,17 @@ pub enum RunError {
     /// The runtime for `invoke_blocking` could not be created.
     #[error("could not start a runtime for `invoke_blocking`: {0}")]
     Runtime(#[source] std::io::Error),
+    /// `RunConfig::interrupt_before`/`interrupt_after` (or their `_names` forms) named
+    /// a node that is not in the graph; nothing was saved.
+    #[error(
+        "`{node}` is not a node of this graph, so the run cannot pause at it; the graph's nodes are: {known}"
+    )]
+    UnknownInterruptNode {
+        /// The name given.
+        node: String,
+        /// The graph's nodes, comma-separated.
+        known: String,
+    },
     /// A cache operation on a graph compiled without a cache store.
     #[error("the graph has no cache store; compile it with `CompileOptions::cache(..)`")]
     NoCacheStore,

@@ -29,6 +29,9 @@ pub(crate) struct Scope {
     ns: String,
     durability: Durability,
     recursion_limit: usize,
+    /// The run's id and extra metadata, recorded in its children's checkpoints too.
+    run_id: Option<String>,
+    extra: serde_json::Map<String, serde_json::Value>,
     /// Where children's events go, when the run streams with `SUBGRAPHS`.
     events: Option<ChildEvents>,
     /// The store this run's nodes reach (children without one of their own use it).
@@ -62,6 +65,8 @@ impl<S: GraphState> Loop<'_, S> {
                 .unwrap_or_default(),
             durability: self.config.durability,
             recursion_limit: self.config.recursion_limit,
+            run_id: self.config.run_id.clone(),
+            extra: self.config.extra.clone(),
             events: ChildEvents::of(self.emitter.as_ref(), children),
             store: self.store(),
         }))
@@ -136,6 +141,8 @@ pub(crate) async fn run_child<C: GraphState>(
     if let Some(scope) = scope {
         config.durability = scope.durability;
         config.recursion_limit = scope.recursion_limit;
+        config.run_id.clone_from(&scope.run_id);
+        config.extra.clone_from(&scope.extra);
     }
     config.nested = Some(Nested {
         saver: scope.and_then(|s| s.saver.clone()).filter(|_| inherit),

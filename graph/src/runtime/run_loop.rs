@@ -57,6 +57,28 @@ pub(crate) struct Loop<'g, S: GraphState> {
     pub(super) resuming: bool,
 }
 
+/// A run's own breakpoints must name nodes of its graph (as the compiled ones must):
+/// checked before anything is loaded or saved.
+fn check_breakpoints<S: GraphState>(g: &Graph<S>, config: &RunConfig) -> Result<(), RunError> {
+    let unknown = config
+        .interrupt_before
+        .iter()
+        .chain(&config.interrupt_after)
+        .find(|name| !g.nodes.iter().any(|n| n.name == **name));
+    match unknown {
+        None => Ok(()),
+        Some(name) => Err(RunError::UnknownInterruptNode {
+            node: name.to_string(),
+            known: g
+                .nodes
+                .iter()
+                .map(|n| &*n.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
 /// How a superstep ended.
 pub(super) enum StepEnd<S> {
     Committed,
@@ -72,6 +94,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         config: &'g RunConfig,
         emitter: Option<Emitter<S>>,
     ) -> Result<Self, RunError> {
+        check_breakpoints(g, config)?;
         Self::open(g, config, true, emitter).await
     }
 

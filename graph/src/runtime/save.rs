@@ -103,6 +103,16 @@ impl<'g, S: GraphState> Loop<'g, S> {
             _ => self.step,
         };
         let mut metadata = CheckpointMetadata::new(source, step);
+        // `update_state` writes are not runs: they keep no run's id or metadata.
+        if source != CheckpointSource::Update {
+            metadata.run_id.clone_from(&self.config.run_id);
+            metadata.extra.extend(
+                self.config
+                    .extra
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
+        }
         metadata.steps = std::mem::take(&mut p.history);
         if let Some(parent) = &p.parent {
             metadata.parents.insert(String::new(), parent.clone());

@@ -40,6 +40,14 @@ impl<S: GraphState, N: UpdateAs<S>> UpdateAs<S> for &N {
     }
 }
 
+/// A writer named at run time (e.g. `as_node` in a request); an unknown node is
+/// refused by the update.
+impl<S: GraphState> UpdateAs<S> for Endpoint {
+    fn update_as(&self) -> Endpoint {
+        self.clone()
+    }
+}
+
 impl<S: GraphState> UpdateAs<S> for Start {
     fn update_as(&self) -> Endpoint {
         Endpoint::Start

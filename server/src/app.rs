@@ -1,0 +1,119 @@
+//! What every request handler and worker shares: the graphs, the tables, the
+//! saver and store, the wake-ups and the limits.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use stategraph::checkpoint::CheckpointSaver;
+use stategraph::store::Store;
+
+use crate::db::Db;
+use crate::error::ApiError;
+use crate::hub::{Hub, Notice};
+use crate::served::Served;
+
+/// A graph as an assistant: LangGraph Platform's name for a configured graph. Each
+/// graph is one assistant, whose id is a UUID derived from the graph's name (the
+/// same on every process and restart); either names it in requests.
+pub(crate) struct Assistant {
+    pub(crate) id: String,
+    pub(crate) graph: Arc<dyn Served>,
+    pub(crate) created_at: i64,
+}
+
+impl Assistant {
+    /// The `Assistant` JSON.
+    pub(crate) fn json(&self) -> Value {
+        let at = crate::wire::time(self.created_at);
+        json!({
+            "assistant_id": self.id,
+            "graph_id": self.graph.name(),
+            "name": self.graph.name(),
+            "description": null,
+            "config": {},
+            "context": {},
+            "metadata": { "created_by": "system" },
+            "version": 1,
+            "created_at": at,
+            "updated_at": at,
+        })
+    }
+}
+
+/// The limits a server enforces.
+#[derive(Clone, Debug)]
+pub(crate) struct Limits {
+    /// Largest request body, in bytes.
+    pub(crate) body_bytes: usize,
+    /// Most runs created per thread per minute.
+    pub(crate) runs_per_thread_per_minute: u32,
+    /// How long a worker's claim on a run lasts without a heartbeat.
+    pub(crate) lease: Duration,
+    /// How long a finished run's events are kept for re-attaching clients.
+    pub(crate) event_retention: Duration,
+}
+
+/// The shared state.
+pub(crate) struct App {
+    pub(crate) assistants: BTreeMap<String, Assistant>,
+    pub(crate) db: Arc<dyn Db>,
+    pub(crate) hub: Hub,
+    pub(crate) saver: Arc<dyn CheckpointSaver>,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) api_key: Option<String>,
+    pub(crate) limits: Limits,
+    /// Run creations per thread in the current minute.
+    pub(crate) rate: Mutex<HashMap<String, (Instant, u32)>>,
+}
+
+impl App {
+    /// The assistant named by its id or its graph's name.
+    pub(crate) fn assistant(&self, id: &str) -> Result<&Assistant, ApiError> {
+        self.assistants
+            .get(id)
+            .or_else(|| self.assistants.values().find(|a| a.id == id))
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.assistants.keys().map(String::as_str).collect();
+                ApiError::not_found(format!(
+                    "assistant {id} (serving graphs: {})",
+                    known.join(", ")
+                ))
+            })
+    }
+
+    /// Tells this process and, on PostgreSQL, the others.
+    pub(crate) async fn notify(&self, notice: Notice) {
+        if let Err(e) = self.db.publish(&notice).await {
+            tracing::warn!(error = %e, "could not notify other processes");
+        }
+        self.hub.local(notice);
+    }
+
+    /// Counts a run creation on `thread_id`; a 429 past the per-minute limit.
+    pub(crate) fn admit_run(&self, thread_id: &str) -> Result<(), ApiError> {
+        let limit = self.limits.runs_per_thread_per_minute;
+        let Ok(mut rate) = self.rate.lock() else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        if rate.len() > 10_000 {
+            rate.retain(|_, (start, _)| now.duration_since(*start) < Duration::from_secs(60));
+        }
+        let entry = rate.entry(thread_id.to_string()).or_insert((now, 0));
+        if now.duration_since(entry.0) >= Duration::from_secs(60) {
+            *entry = (now, 0);
+        }
+        if entry.1 >= limit {
+            return Err(ApiError::new(
+                axum::http::StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "thread {thread_id} had {limit} runs created in the last minute, the limit: try again later"
+                ),
+            ));
+        }
+        entry.1 += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,339 @@
+//! [`Server`]: the graphs to serve, where runs and checkpoints are kept, the limits;
+//! [`Running`]: a bound server and its workers, until shut down.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use stategraph::checkpoint::CheckpointSaver;
+use stategraph::store::Store;
+use stategraph::{CompileOptions, GraphState, StateGraph};
+use stategraph_sqlite::{SqliteSaver, SqliteStore};
+use tokio::sync::watch;
+
+use crate::app::{App, Assistant, Limits};
+use crate::db::{Db, SqliteDb};
+use crate::error::ServerError;
+use crate::hub::Hub;
+use crate::served::{Entry, Served, schemas_of};
+
+type Compile = Box<
+    dyn FnOnce(Arc<dyn CheckpointSaver>, Arc<dyn Store>) -> Result<Arc<dyn Served>, ServerError>
+        + Send,
+>;
+
+enum Backend {
+    Sqlite(PathBuf),
+}
+
+/// An Agent Protocol / LangGraph Platform server for typed graphs.
+///
+/// Each graph is served as an assistant named like the graph; runs are queued in
+/// the database and executed by this process's workers (and, on PostgreSQL, by
+/// every process serving the same database). See the [crate docs](crate).
+pub struct Server {
+    graphs: Vec<(String, Compile)>,
+    backend: Backend,
+    jobs: usize,
+    api_key: Option<String>,
+    limits: Limits,
+    worker_id: Option<String>,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Server {
+    /// The SQLite file used unless [`Server::sqlite`] or [`Server::postgres`] says
+    /// otherwise.
+    pub const DEFAULT_SQLITE: &'static str = "stategraph-server.sqlite";
+
+    /// A server with no graphs yet, on [`Server::DEFAULT_SQLITE`], 10 jobs.
+    pub fn new() -> Self {
+        Self {
+            graphs: Vec::new(),
+            backend: Backend::Sqlite(PathBuf::from(Self::DEFAULT_SQLITE)),
+            jobs: 10,
+            api_key: None,
+            limits: Limits {
+                body_bytes: 2 * 1024 * 1024,
+                runs_per_thread_per_minute: 600,
+                lease: Duration::from_secs(30),
+                event_retention: Duration::from_secs(3600),
+            },
+            worker_id: None,
+        }
+    }
+
+    /// Serves `graph` under `name` (its `graph_id`, and the name its assistant is
+    /// found by). The server compiles it with its own checkpointer and store.
+    /// `S: JsonSchema` gives the `/assistants/{id}/schemas` route its schemas.
+    #[must_use]
+    pub fn graph<S: GraphState + schemars::JsonSchema>(
+        self,
+        name: impl Into<String>,
+        graph: StateGraph<S>,
+    ) -> Self {
+        self.graph_with(name, graph, CompileOptions::new())
+    }
+
+    /// [`Server::graph`] with compile options (migrations, breakpoints, a cache); the
+    /// server sets their checkpointer and store.
+    #[must_use]
+    pub fn graph_with<S: GraphState + schemars::JsonSchema>(
+        mut self,
+        name: impl Into<String>,
+        graph: StateGraph<S>,
+        options: CompileOptions,
+    ) -> Self {
+        let name = name.into();
+        let label = name.clone();
+        let compile: Compile = Box::new(move |saver, store| {
+            let compiled = graph
+                .compile_with(
+                    options
+                        .shared_checkpointer(saver.clone())
+                        .shared_store(store),
+                )
+                .map_err(|source| ServerError::Build {
+                    name: label.clone(),
+                    source,
+                })?;
+            Ok(Arc::new(Entry {
+                name: label,
+                graph: compiled,
+                saver,
+                schema: schemas_of::<S>(),
+            }) as Arc<dyn Served>)
+        });
+        self.graphs.push((name, compile));
+        self
+    }
+
+    /// Keeps threads, runs and checkpoints in the SQLite file at `path` (created if
+    /// missing). One process: its workers are the queue's only consumers.
+    #[must_use]
+    pub fn sqlite(mut self, path: impl Into<PathBuf>) -> Self {
+        self.backend = Backend::Sqlite(path.into());
+        self
+    }
+
+    /// How many runs this process executes at once (default 10).
+    #[must_use]
+    pub fn workers(mut self, jobs: usize) -> Self {
+        self.jobs = jobs.max(1);
+        self
+    }
+
+    /// Requires `key` on every route but `/ok`, in the `x-api-key` header (or
+    /// `Authorization: Bearer`): missing is a 401, wrong a 403.
+    #[must_use]
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// The largest request body accepted (default 2 MiB); larger is a 413.
+    #[must_use]
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.limits.body_bytes = bytes;
+        self
+    }
+
+    /// How many runs a thread may get per minute, per process (default 600); more is
+    /// a 429.
+    #[must_use]
+    pub fn runs_per_thread_per_minute(mut self, runs: u32) -> Self {
+        self.limits.runs_per_thread_per_minute = runs;
+        self
+    }
+
+    /// How long a worker's claim on a run lasts without renewal (default 30 s; it
+    /// renews every third of it). A dead worker's runs are taken over after it.
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.limits.lease = lease.max(Duration::from_millis(300));
+        self
+    }
+
+    /// How long a finished run's events stay for clients re-attaching to its stream
+    /// (default one hour).
+    #[must_use]
+    pub fn event_retention(mut self, age: Duration) -> Self {
+        self.limits.event_retention = age;
+        self
+    }
+
+    /// This process's name in leases and logs (default: random).
+    #[must_use]
+    pub fn worker_id(mut self, id: impl Into<String>) -> Self {
+        self.worker_id = Some(id.into());
+        self
+    }
+
+    async fn open(self) -> Result<(Arc<App>, usize, String), ServerError> {
+        if self.graphs.is_empty() {
+            return Err(ServerError::NoGraphs);
+        }
+        let (db, saver, store): (Arc<dyn Db>, Arc<dyn CheckpointSaver>, Arc<dyn Store>) =
+            match &self.backend {
+                Backend::Sqlite(path) => (
+                    Arc::new(SqliteDb::open(path).map_err(ServerError::Database)?),
+                    Arc::new(SqliteSaver::open(path).map_err(ServerError::Saver)?),
+                    Arc::new(SqliteStore::open(path).map_err(ServerError::Store)?),
+                ),
+            };
+        let mut assistants = BTreeMap::new();
+        let now = crate::db::now_ms();
+        for (name, compile) in self.graphs {
+            if assistants.contains_key(&name) {
+                return Err(ServerError::DuplicateGraph(name));
+            }
+            let graph = compile(saver.clone(), store.clone())?;
+            let id = uuid::Uuid::new_v5(
+                &uuid::Uuid::NAMESPACE_URL,
+                format!("stategraph:graph:{name}").as_bytes(),
+            )
+            .to_string();
+            assistants.insert(
+                name,
+                Assistant {
+                    id,
+                    graph,
+                    created_at: now,
+                },
+            );
+        }
+        let hub = Hub::new();
+        db.listen(hub.clone())
+            .await
+            .map_err(ServerError::Database)?;
+        let worker = self.worker_id.unwrap_or_else(|| {
+            format!(
+                "{}-{}",
+                std::process::id(),
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            )
+        });
+        let app = App {
+            assistants,
+            db,
+            hub,
+            saver,
+            store,
+            api_key: self.api_key,
+            limits: self.limits,
+            rate: Mutex::new(Default::default()),
+        };
+        Ok((Arc::new(app), self.jobs, worker))
+    }
+
+    /// Opens the database, binds `addr` and starts serving and working in the
+    /// background; returns at once with the [`Running`] server.
+    ///
+    /// # Errors
+    /// [`ServerError`]: no graphs, a graph that does not compile, a database that
+    /// cannot be opened, an address that cannot be bound.
+    pub async fn bind(self, addr: &str) -> Result<Running, ServerError> {
+        let (app, jobs, worker) = self.open().await?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServerError::Bind {
+                addr: addr.to_string(),
+                source,
+            })?;
+        let local = listener.local_addr().map_err(|source| ServerError::Bind {
+            addr: addr.to_string(),
+            source,
+        })?;
+        let (stop, stopped) = watch::channel(false);
+        let workers = crate::worker::spawn(app.clone(), worker, jobs, stopped.clone());
+        let router = crate::routes::router(app.clone());
+        let mut until = stopped;
+        let http = tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = until.wait_for(|s| *s).await;
+                })
+                .await
+        });
+        tracing::info!(%local, "serving");
+        Ok(Running {
+            addr: local,
+            stop,
+            http,
+            workers,
+        })
+    }
+
+    /// [`Server::bind`], then serves until Ctrl-C (or SIGTERM), then shuts down
+    /// gracefully.
+    ///
+    /// # Errors
+    /// As [`Server::bind`], and [`ServerError::Serve`] when the HTTP server fails.
+    pub async fn serve(self, addr: &str) -> Result<(), ServerError> {
+        let running = self.bind(addr).await?;
+        shutdown_signal().await;
+        running.shutdown().await
+    }
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// A bound server: answering requests and running queued runs until
+/// [`Running::shutdown`].
+pub struct Running {
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    http: tokio::task::JoinHandle<std::io::Result<()>>,
+    workers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    /// The address it listens on (with the port chosen for `:0`).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops taking requests, lets open ones finish, and hands the runs its workers
+    /// hold back to the queue (another process, or the next start, continues them
+    /// from their last checkpoint).
+    ///
+    /// # Errors
+    /// [`ServerError::Serve`] when the HTTP server had failed.
+    pub async fn shutdown(self) -> Result<(), ServerError> {
+        let _ = self.stop.send(true);
+        for w in self.workers {
+            let _ = w.await;
+        }
+        match self.http.await {
+            Ok(result) => result.map_err(ServerError::Serve),
+            Err(e) => Err(ServerError::Serve(std::io::Error::other(e.to_string()))),
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! The server's own tables — threads, runs (the run queue) and run events — behind
+//! one object-safe trait with a SQLite and a PostgreSQL implementation.
+//!
+//! Checkpoints are not here: they live in the graph's checkpoint saver, on the same
+//! database. These tables hold what the API adds around them: thread metadata and
+//! status, each run's request and lifecycle, its lease, and the events it streamed
+//! (kept so a client can re-attach to a run and replay from `Last-Event-ID`).
+
+// mod postgres;
+mod sqlite;
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use stategraph::BoxFuture;
+
+use crate::hub::{Hub, Notice};
+
+pub(crate) use sqlite::SqliteDb;
+
+/// A storage failure, or a request the tables refuse.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// SQLite failed.
+    #[error("SQLite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// PostgreSQL failed.
+    #[error("PostgreSQL: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    /// The PostgreSQL pool or its connection failed.
+    #[error("PostgreSQL connection: {0}")]
+    Connect(String),
+    /// A stored JSON column does not decode (a table written by something else).
+    #[error("a stored {what} is not valid JSON: {source}")]
+    Corrupt {
+        /// Which column.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A blocking task was lost (the runtime is shutting down).
+    #[error("the database task did not finish: {0}")]
+    Task(String),
+    /// The request conflicts with what is stored (a busy thread, an existing id).
+    #[error("{0}")]
+    Conflict(String),
+}
+
+/// A storage result.
+pub type DbResult<T> = Result<T, DbError>;
+
+/// A thread's status, as the API reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadStatus {
+    /// No run is active and the last one finished.
+    Idle,
+    /// A run is pending or running.
+    Busy,
+    /// The last run paused at an interrupt.
+    Interrupted,
+    /// The last run failed.
+    Error,
+}
+
+impl ThreadStatus {
+    /// The API's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThreadStatus::Idle => "idle",
+            ThreadStatus::Busy => "busy",
+            ThreadStatus::Interrupted => "interrupted",
+            ThreadStatus::Error => "error",
+        }
+    }
+
+    /// The status named `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "idle" => ThreadStatus::Idle,
+            "busy" => ThreadStatus::Busy,
+            "interrupted" => ThreadStatus::Interrupted,
+            "error" => ThreadStatus::Error,
+            _ => return None,
+        })
+    }
+}
+
+/// A run's status, as the API reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Queued.
+    Pending,
+    /// Claimed by a worker.
+    Running,
+    /// Finished (possibly paused at an interrupt: the thread says so).
+    Success,
+    /// Failed.
+    Error,
+    /// Cancelled (by a client or a double-text).
+    Interrupted,
+    /// Took longer than allowed.
+    Timeout,
+}
+
+impl RunStatus {
+    /// The API's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Pending => "pending",
+            RunStatus::Running => "running",
+            RunStatus::Success => "success",
+            RunStatus::Error => "error",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Timeout => "timeout",
+        }
+    }
+
+    /// The status named `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => RunStatus::Pending,
+            "running" => RunStatus::Running,
+            "success" => RunStatus::Success,
+            "error" => RunStatus::Error,
+            "interrupted" => RunStatus::Interrupted,
+            "timeout" => RunStatus::Timeout,
+            _ => return None,
+        })
+    }
+
+    /// Whether the run will not change any more.
+    pub fn is_final(self) -> bool {
+        !matches!(self, RunStatus::Pending | RunStatus::Running)
+    }
+}
+
+/// A stored thread.
+#[derive(Clone, Debug)]
+pub struct ThreadRow {
+    /// Its id.
+    pub thread_id: String,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+    /// Milliseconds since the Unix epoch.
+    pub updated_at: i64,
+    /// The client's metadata (plus `graph_id` and `assistant_id` once a run used it).
+    pub metadata: Map<String, Value>,
+    /// Its status.
+    pub status: ThreadStatus,
+    /// The state values after its last run or update (`{}` before any).
+    pub values: Value,
+    /// The interrupts it waits on, by interrupt id.
+    pub interrupts: Value,
+}
+
+/// A stored run.
+#[derive(Clone, Debug)]
+pub struct RunRow {
+    /// Its id.
+    pub run_id: String,
+    /// Its thread.
+    pub thread_id: String,
+    /// The assistant (graph) it runs.
+    pub assistant_id: String,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+    /// Milliseconds since the Unix epoch.
+    pub updated_at: i64,
+    /// Its status.
+    pub status: RunStatus,
+    /// The client's metadata.
+    pub metadata: Map<String, Value>,
+    /// How it treats other runs of its thread.
+    pub multitask_strategy: String,
+    /// The request (input, command, stream modes, config, …).
+    pub kwargs: Value,
+    /// How many times a worker claimed it.
+    pub attempt: i32,
+    /// Set when a client asked to stop it: `interrupt` or `rollback`.
+    pub cancel: Option<String>,
+    /// What the run ended with (values, or the error), once it ended.
+    pub output: Option<Value>,
+}
+
+/// A run to insert, with how to treat its thread's active runs.
+#[derive(Clone, Debug)]
+pub struct NewRun {
+    /// The run.
+    pub row: RunRow,
+    /// Create the thread when it does not exist (`if_not_exists = "create"`).
+    pub create_thread: bool,
+    /// Metadata a created thread starts with.
+    pub thread_metadata: Map<String, Value>,
+}
+
+/// Which threads a search returns.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadQuery {
+    /// Metadata every returned thread contains (key by key, values equal).
+    pub metadata: Map<String, Value>,
+    /// Values the returned threads' state contains (top-level keys, equal).
+    pub values: Map<String, Value>,
+    /// Only threads with this status.
+    pub status: Option<ThreadStatus>,
+    /// At most this many.
+    pub limit: usize,
+    /// Skip this many first.
+    pub offset: usize,
+}
+
+/// One event a run streamed.
+#[derive(Clone, Debug)]
+pub struct EventRow {
+    /// Its position in the run's stream, from 1.
+    pub seq: i64,
+    /// The SSE event name (`values`, `updates|node:…`, `end`, …).
+    pub event: String,
+    /// The JSON it carries.
+    pub data: Value,
+}
+
+/// What a run's worker learns when it renews its lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Lease {
+    /// Still the run's worker.
+    Held {
+        /// A client asked to stop the run (`interrupt` or `rollback`).
+        cancel: Option<String>,
+    },
+    /// Another worker took the run (this one was too slow), or it was deleted.
+    Lost,
+}
+
+/// How a worker ends a run.
+#[derive(Clone, Debug)]
+pub struct Finish {
+    /// The run's final status.
+    pub status: RunStatus,
+    /// The thread's status, unless another run of it is active (then busy).
+    pub thread_status: ThreadStatus,
+    /// The thread's values to store, when known.
+    pub values: Option<Value>,
+    /// The thread's pending interrupts.
+    pub interrupts: Value,
+    /// What the run ended with.
+    pub output: Value,
+    /// Delete the run's row instead (a rollback).
+    pub delete_run: bool,
+}
+
+/// Threads: their metadata, status and last values.
+pub(crate) trait Threads: Send + Sync + 'static {
+    /// Creates a thread; with `if_exists_do_nothing`, an existing one is returned
+    /// instead of a conflict.
+    fn create_thread(
+        &self,
+        thread_id: String,
+        metadata: Map<String, Value>,
+        if_exists_do_nothing: bool,
+    ) -> BoxFuture<'_, DbResult<ThreadRow>>;
+    /// The thread, if stored.
+    fn get_thread(&self, thread_id: String) -> BoxFuture<'_, DbResult<Option<ThreadRow>>>;
+    /// Merges `metadata` into the thread's.
+    fn patch_thread(
+        &self,
+        thread_id: String,
+        metadata: Map<String, Value>,
+    ) -> BoxFuture<'_, DbResult<Option<ThreadRow>>>;
+    /// Stores the thread's values and interrupts (after `update_state`).
+    fn set_thread_values(
+        &self,
+        thread_id: String,
+        values: Value,
+        interrupts: Value,
+        status: ThreadStatus,
+    ) -> BoxFuture<'_, DbResult<()>>;
+    /// Deletes the thread with its runs and their events; whether it existed.
+    fn delete_thread(&self, thread_id: String) -> BoxFuture<'_, DbResult<bool>>;
+    /// Threads matching `query`, most recently updated first.
+    fn search_threads(&self, query: ThreadQuery) -> BoxFuture<'_, DbResult<Vec<ThreadRow>>>;
+    /// How many threads match `query` (its limit and offset ignored).
+    fn count_threads(&self, query: ThreadQuery) -> BoxFuture<'_, DbResult<u64>>;
+}
+
+/// Runs: the queue workers claim from, and the events runs stream.
+pub(crate) trait Queue: Send + Sync + 'static {
+    /// Queues a run, applying its multitask strategy to its thread's active runs
+    /// (`reject`: a conflict; `interrupt`/`rollback`: the active ones are asked to
+    /// stop, pending ones end at once; `enqueue`: it waits its turn). Returns the
+    /// stored run.
+    fn insert_run(&self, run: NewRun) -> BoxFuture<'_, DbResult<RunRow>>;
+    /// The run, if stored (and of that thread, when one is given).
+    fn get_run(
+        &self,
+        thread_id: Option<String>,
+        run_id: String,
+    ) -> BoxFuture<'_, DbResult<Option<RunRow>>>;
+    /// The thread's runs, newest first.
+    fn list_runs(
+        &self,
+        thread_id: String,
+        status: Option<RunStatus>,
+        limit: usize,
+        offset: usize,
+    ) -> BoxFuture<'_, DbResult<Vec<RunRow>>>;
+    /// Asks a run to stop (`interrupt` or `rollback`). A pending run ends at once; a
+    /// running one when its worker sees it. Returns the run as it is now.
+    fn cancel_run(
+        &self,
+        thread_id: String,
+        run_id: String,
+        action: String,
+    ) -> BoxFuture<'_, DbResult<Option<RunRow>>>;
+    /// Deletes a finished run; `Conflict` for an active one.
+    fn delete_run(&self, thread_id: String, run_id: String) -> BoxFuture<'_, DbResult<bool>>;
+
+    /// Claims the oldest runnable run — pending, or running with an expired lease —
+    /// whose thread has no other live run and no older pending run; marks it running
+    /// under `worker` until now + `lease`.
+    fn claim_run(&self, worker: String, lease: Duration)
+    -> BoxFuture<'_, DbResult<Option<RunRow>>>;
+    /// Extends the lease of a run `worker` holds.
+    fn renew_lease(
+        &self,
+        run_id: String,
+        worker: String,
+        lease: Duration,
+    ) -> BoxFuture<'_, DbResult<Lease>>;
+    /// Hands a run back to the queue (graceful shutdown): pending again, no lease.
+    fn release_run(&self, run_id: String, worker: String) -> BoxFuture<'_, DbResult<()>>;
+    /// Ends a run `worker` holds and sets its thread's status and values.
+    fn finish_run(
+        &self,
+        run_id: String,
+        worker: String,
+        finish: Finish,
+    ) -> BoxFuture<'_, DbResult<bool>>;
+
+    /// Appends events to a run's stream; returns the last sequence number.
+    fn append_events(
+        &self,
+        run_id: String,
+        events: Vec<(String, Value)>,
+    ) -> BoxFuture<'_, DbResult<i64>>;
+    /// The run's events after sequence number `after`, in order, at most `limit`.
+    fn events_after(
+        &self,
+        run_id: String,
+        after: i64,
+        limit: usize,
+    ) -> BoxFuture<'_, DbResult<Vec<EventRow>>>;
+    /// Deletes the events of runs that ended more than `age` ago; how many.
+    fn sweep_events(&self, age: Duration) -> BoxFuture<'_, DbResult<u64>>;
+}
+
+/// Storage for threads, runs and run events, and the wake-ups between processes.
+pub(crate) trait Db: Threads + Queue {
+    /// Tells the other processes on this database (`NOTIFY`); a no-op where there
+    /// are none (SQLite: one process).
+    fn publish(&self, notice: &Notice) -> BoxFuture<'_, DbResult<()>> {
+        let _ = notice;
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Starts forwarding the other processes' notices to `hub` (`LISTEN`); a no-op
+    /// where there are none.
+    fn listen(&self, hub: Hub) -> BoxFuture<'_, DbResult<()>> {
+        let _ = hub;
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub(crate) fn now_ms() -> i64 {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A stored JSON column.
+pub(crate) fn parse_json(text: &str, what: &'static str) -> DbResult<Value> {
+    serde_json::from_str(text).map_err(|source| DbError::Corrupt { what, source })
+}
+
+/// A stored JSON object column.
+pub(crate) fn parse_object(text: &str, what: &'static str) -> DbResult<Map<String, Value>> {
+    match parse_json(text, what)? {
+        Value::Object(map) => Ok(map),
+        _ => Ok(Map::new()),
+    }
+}
+
+/// Whether `have` contains every key of `want` with an equal value.
+pub(crate) fn contains(have: &Value, want: &Map<String, Value>) -> bool {
+    want.iter().all(|(k, v)| have.get(k) == Some(v))
+}

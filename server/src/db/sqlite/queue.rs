@@ -1,0 +1,354 @@
+//! [`Queue`] on SQLite: one process, so a write transaction (`BEGIN IMMEDIATE`) is
+//! the claim's lock.
+
+use std::time::Duration;
+
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+use stategraph::BoxFuture;
+
+use super::{
+    RUN_COLUMNS, SqliteDb, finish_run_row, get_run, get_thread, has_active_run, insert_thread,
+    run_row, stop_active,
+};
+use crate::db::{
+    DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow, RunStatus, ThreadStatus,
+    now_ms, parse_json,
+};
+
+impl Queue for SqliteDb {
+    fn insert_run(&self, run: NewRun) -> BoxFuture<'_, DbResult<RunRow>> {
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let r = &run.row;
+            let now = now_ms();
+            if get_thread(&tx, &r.thread_id)?.is_none() {
+                if !run.create_thread {
+                    return Err(DbError::Conflict(format!("thread {} not found", r.thread_id)));
+                }
+                insert_thread(&tx, &r.thread_id, &run.thread_metadata, now)?;
+            }
+            match r.multitask_strategy.as_str() {
+                "reject" if has_active_run(&tx, &r.thread_id)? => {
+                    return Err(DbError::Conflict(format!(
+                        "thread {} is busy with another run: wait for it, or send \
+                         `multitask_strategy` enqueue, interrupt or rollback",
+                        r.thread_id
+                    )));
+                }
+                action @ ("interrupt" | "rollback") => stop_active(&tx, &r.thread_id, action, now)?,
+                _ => {}
+            }
+            tx.execute(
+                "INSERT INTO sg_runs (run_id, thread_id, assistant_id, created_at, updated_at, status,
+                     metadata, multitask_strategy, kwargs)
+                 VALUES (?1, ?2, ?3, ?4, ?4, 'pending', ?5, ?6, ?7)",
+                params![
+                    r.run_id,
+                    r.thread_id,
+                    r.assistant_id,
+                    now,
+                    Value::Object(r.metadata.clone()).to_string(),
+                    r.multitask_strategy,
+                    r.kwargs.to_string()
+                ],
+            )?;
+            tx.execute(
+                "UPDATE sg_threads SET status = 'busy', updated_at = ?2 WHERE thread_id = ?1",
+                params![r.thread_id, now],
+            )?;
+            let row = get_run(&tx, &r.run_id)?;
+            tx.commit()?;
+            row.ok_or_else(|| DbError::Task("an inserted run vanished".into()))
+        })
+    }
+
+    fn get_run(
+        &self,
+        thread_id: Option<String>,
+        run_id: String,
+    ) -> BoxFuture<'_, DbResult<Option<RunRow>>> {
+        self.call(move |conn| {
+            Ok(get_run(conn, &run_id)?
+                .filter(|r| thread_id.as_ref().is_none_or(|t| *t == r.thread_id)))
+        })
+    }
+
+    fn list_runs(
+        &self,
+        thread_id: String,
+        status: Option<RunStatus>,
+        limit: usize,
+        offset: usize,
+    ) -> BoxFuture<'_, DbResult<Vec<RunRow>>> {
+        self.call(move |conn| {
+            let mut stmt = conn.prepare(&format!(
+                "SELECT {RUN_COLUMNS} FROM sg_runs WHERE thread_id = ?1 AND (?2 IS NULL OR status = ?2)
+                 ORDER BY seq DESC LIMIT ?3 OFFSET ?4"
+            ))?;
+            let rows = stmt.query_map(
+                params![
+                    thread_id,
+                    status.map(RunStatus::as_str),
+                    i64::try_from(limit).unwrap_or(i64::MAX),
+                    i64::try_from(offset).unwrap_or(i64::MAX)
+                ],
+                run_row,
+            )?;
+            rows.map(|r| finish_run_row(r?)).collect()
+        })
+    }
+
+    fn cancel_run(
+        &self,
+        thread_id: String,
+        run_id: String,
+        action: String,
+    ) -> BoxFuture<'_, DbResult<Option<RunRow>>> {
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let Some(run) = get_run(&tx, &run_id)?.filter(|r| r.thread_id == thread_id) else {
+                return Ok(None);
+            };
+            let now = now_ms();
+            match run.status {
+                RunStatus::Pending if action == "rollback" => {
+                    tx.execute("DELETE FROM sg_runs WHERE run_id = ?1", [&run_id])?;
+                }
+                RunStatus::Pending => {
+                    tx.execute(
+                        "UPDATE sg_runs SET status = 'interrupted', updated_at = ?2, ended_at = ?2 WHERE run_id = ?1",
+                        params![run_id, now],
+                    )?;
+                }
+                RunStatus::Running => {
+                    tx.execute(
+                        "UPDATE sg_runs SET cancel = ?2, updated_at = ?3 WHERE run_id = ?1",
+                        params![run_id, action, now],
+                    )?;
+                }
+                _ => {}
+            }
+            if run.status == RunStatus::Pending && !has_active_run(&tx, &thread_id)? {
+                tx.execute(
+                    "UPDATE sg_threads SET status = CASE WHEN interrupts NOT IN ('[]', '{}') THEN 'interrupted' ELSE 'idle' END
+                     WHERE thread_id = ?1 AND status = 'busy'",
+                    [&thread_id],
+                )?;
+            }
+            let row = get_run(&tx, &run_id)?;
+            tx.commit()?;
+            Ok(row.or(Some(run)))
+        })
+    }
+
+    fn delete_run(&self, thread_id: String, run_id: String) -> BoxFuture<'_, DbResult<bool>> {
+        self.call(move |conn| {
+            let tx = conn.transaction()?;
+            let Some(run) = get_run(&tx, &run_id)?.filter(|r| r.thread_id == thread_id) else {
+                return Ok(false);
+            };
+            if !run.status.is_final() {
+                return Err(DbError::Conflict(format!(
+                    "run {run_id} is {}: cancel it before deleting it",
+                    run.status.as_str()
+                )));
+            }
+            tx.execute("DELETE FROM sg_run_events WHERE run_id = ?1", [&run_id])?;
+            tx.execute("DELETE FROM sg_runs WHERE run_id = ?1", [&run_id])?;
+            tx.commit()?;
+            Ok(true)
+        })
+    }
+
+    fn claim_run(
+        &self,
+        worker: String,
+        lease: Duration,
+    ) -> BoxFuture<'_, DbResult<Option<RunRow>>> {
+        self.call(move |conn| {
+            let now = now_ms();
+            let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let id: Option<String> = tx
+                .query_row(
+                    "SELECT r.run_id FROM sg_runs r
+                     WHERE (r.status = 'pending' OR (r.status = 'running' AND r.lease_until < ?1))
+                       AND NOT EXISTS (SELECT 1 FROM sg_runs o WHERE o.thread_id = r.thread_id
+                           AND o.seq <> r.seq AND o.status = 'running' AND o.lease_until >= ?1)
+                       AND NOT EXISTS (SELECT 1 FROM sg_runs o WHERE o.thread_id = r.thread_id
+                           AND o.seq < r.seq AND o.status IN ('pending', 'running'))
+                     ORDER BY r.seq LIMIT 1",
+                    [now],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            let Some(id) = id else {
+                return Ok(None);
+            };
+            tx.execute(
+                "UPDATE sg_runs SET status = 'running', worker = ?2, lease_until = ?3,
+                     attempt = attempt + 1, updated_at = ?4 WHERE run_id = ?1",
+                params![id, worker, until, now],
+            )?;
+            let row = get_run(&tx, &id)?;
+            tx.commit()?;
+            Ok(row)
+        })
+    }
+
+    fn renew_lease(
+        &self,
+        run_id: String,
+        worker: String,
+        lease: Duration,
+    ) -> BoxFuture<'_, DbResult<Lease>> {
+        self.call(move |conn| {
+            let until = now_ms().saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
+            let cancel: Option<Option<String>> = conn
+                .query_row(
+                    "UPDATE sg_runs SET lease_until = ?3 WHERE run_id = ?1 AND worker = ?2 AND status = 'running'
+                     RETURNING cancel",
+                    params![run_id, worker, until],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            Ok(match cancel {
+                Some(cancel) => Lease::Held { cancel },
+                None => Lease::Lost,
+            })
+        })
+    }
+
+    fn release_run(&self, run_id: String, worker: String) -> BoxFuture<'_, DbResult<()>> {
+        self.call(move |conn| {
+            conn.execute(
+                "UPDATE sg_runs SET status = 'pending', worker = NULL, lease_until = NULL
+                 WHERE run_id = ?1 AND worker = ?2 AND status = 'running'",
+                params![run_id, worker],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn finish_run(
+        &self,
+        run_id: String,
+        worker: String,
+        finish: Finish,
+    ) -> BoxFuture<'_, DbResult<bool>> {
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let thread_id: Option<String> = tx
+                .query_row(
+                    "SELECT thread_id FROM sg_runs WHERE run_id = ?1 AND worker = ?2 AND status = 'running'",
+                    params![run_id, worker],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            let Some(thread_id) = thread_id else {
+                return Ok(false);
+            };
+            let now = now_ms();
+            if finish.delete_run {
+                tx.execute("DELETE FROM sg_runs WHERE run_id = ?1", [&run_id])?;
+            } else {
+                tx.execute(
+                    "UPDATE sg_runs SET status = ?2, output = ?3, updated_at = ?4, ended_at = ?4,
+                         worker = NULL, lease_until = NULL WHERE run_id = ?1",
+                    params![run_id, finish.status.as_str(), finish.output.to_string(), now],
+                )?;
+            }
+            let status = if has_active_run(&tx, &thread_id)? {
+                ThreadStatus::Busy
+            } else {
+                finish.thread_status
+            };
+            match &finish.values {
+                Some(values) => tx.execute(
+                    "UPDATE sg_threads SET status = ?2, state_values = ?3, interrupts = ?4, updated_at = ?5
+                     WHERE thread_id = ?1",
+                    params![
+                        thread_id,
+                        status.as_str(),
+                        values.to_string(),
+                        finish.interrupts.to_string(),
+                        now
+                    ],
+                )?,
+                None => tx.execute(
+                    "UPDATE sg_threads SET status = ?2, updated_at = ?3 WHERE thread_id = ?1",
+                    params![thread_id, status.as_str(), now],
+                )?,
+            };
+            tx.commit()?;
+            Ok(true)
+        })
+    }
+
+    fn append_events(
+        &self,
+        run_id: String,
+        events: Vec<(String, Value)>,
+    ) -> BoxFuture<'_, DbResult<i64>> {
+        self.call(move |conn| {
+            let tx = conn.transaction()?;
+            let mut seq: i64 = tx.query_row(
+                "SELECT COALESCE(MAX(seq), 0) FROM sg_run_events WHERE run_id = ?1",
+                [&run_id],
+                |row| row.get(0),
+            )?;
+            {
+                let mut stmt = tx.prepare_cached(
+                    "INSERT INTO sg_run_events (run_id, seq, event, data) VALUES (?1, ?2, ?3, ?4)",
+                )?;
+                for (event, data) in &events {
+                    seq += 1;
+                    stmt.execute(params![run_id, seq, event, data.to_string()])?;
+                }
+            }
+            tx.commit()?;
+            Ok(seq)
+        })
+    }
+
+    fn events_after(
+        &self,
+        run_id: String,
+        after: i64,
+        limit: usize,
+    ) -> BoxFuture<'_, DbResult<Vec<EventRow>>> {
+        self.call(move |conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, event, data FROM sg_run_events WHERE run_id = ?1 AND seq > ?2
+                 ORDER BY seq LIMIT ?3",
+            )?;
+            let rows = stmt.query_map(
+                params![run_id, after, i64::try_from(limit).unwrap_or(i64::MAX)],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get::<_, String>(2)?)),
+            )?;
+            rows.map(|r| {
+                let (seq, event, data) = r?;
+                Ok(EventRow {
+                    seq,
+                    event,
+                    data: parse_json(&data, "run event")?,
+                })
+            })
+            .collect()
+        })
+    }
+
+    fn sweep_events(&self, age: Duration) -> BoxFuture<'_, DbResult<u64>> {
+        self.call(move |conn| {
+            let before =
+                now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX));
+            let n = conn.execute(
+                "DELETE FROM sg_run_events WHERE run_id IN
+                     (SELECT run_id FROM sg_runs WHERE ended_at IS NOT NULL AND ended_at < ?1)",
+                [before],
+            )?;
+            Ok(n as u64)
+        })
+    }
+}

@@ -1,0 +1,127 @@
+//! Errors: what a request gets back ([`ApiError`], a status and a JSON body) and
+//! what stops a server from starting ([`ServerError`]).
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// A failed request: an HTTP status and a message, sent as `{"detail": message}`
+/// (the shape LangGraph Platform's clients read), plus `errors` with a field path
+/// for input that does not decode.
+#[derive(Debug, thiserror::Error)]
+#[error("{status}: {detail}")]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// What went wrong, and what to do about it.
+    pub detail: String,
+    /// For invalid input: `(path, message)` per problem (`$.field`).
+    pub errors: Vec<(String, String)>,
+}
+
+impl ApiError {
+    /// An error with `status` and `detail`.
+    pub fn new(status: StatusCode, detail: impl Into<String>) -> Self {
+        Self {
+            status,
+            detail: detail.into(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// 404: `what` does not exist.
+    pub fn not_found(what: impl std::fmt::Display) -> Self {
+        Self::new(StatusCode::NOT_FOUND, format!("{what} not found"))
+    }
+
+    /// 422 for input that does not decode, with the path of the offending field.
+    pub fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
+        let (path, message) = (path.into(), message.into());
+        Self {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            detail: format!("invalid input at {path}: {message}"),
+            errors: vec![(path, message)],
+        }
+    }
+
+    /// 409: the request conflicts with the thread's or run's state.
+    pub fn conflict(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, detail)
+    }
+
+    /// 400: a request that cannot be served as asked.
+    pub fn bad_request(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, detail)
+    }
+
+    /// 500: the server failed (storage, a task); logged, and reported without internals
+    /// beyond the message.
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %detail, "request failed");
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, detail.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = json!({ "detail": self.detail });
+        if !self.errors.is_empty() {
+            body["errors"] = self
+                .errors
+                .iter()
+                .map(|(path, message)| json!({ "path": path, "message": message }))
+                .collect();
+        }
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+impl From<crate::db::DbError> for ApiError {
+    fn from(e: crate::db::DbError) -> Self {
+        match e {
+            crate::db::DbError::Conflict(detail) => ApiError::conflict(detail),
+            other => ApiError::internal(other),
+        }
+    }
+}
+
+/// Why a server did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// Two graphs were registered under one name.
+    #[error("two graphs are named `{0}`: give each `Server::graph` call its own name")]
+    DuplicateGraph(String),
+    /// No graph was registered.
+    #[error("no graph to serve: add one with `Server::graph(name, graph)`")]
+    NoGraphs,
+    /// A graph did not compile.
+    #[error("graph `{name}` does not compile")]
+    Build {
+        /// The graph's name.
+        name: String,
+        /// What is wrong with it.
+        #[source]
+        source: stategraph::BuildError,
+    },
+    /// The database could not be opened or prepared.
+    #[error("cannot open the server's database")]
+    Database(#[source] crate::db::DbError),
+    /// The checkpoint saver or store could not be opened.
+    #[error("cannot open the checkpoint saver")]
+    Saver(#[source] stategraph::checkpoint::CheckpointError),
+    /// The store could not be opened.
+    #[error("cannot open the store")]
+    Store(#[source] stategraph::store::StoreError),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The HTTP server failed.
+    #[error("the HTTP server failed")]
+    Serve(#[source] std::io::Error),
+}

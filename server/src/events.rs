@@ -1,0 +1,286 @@
+//! A run's typed stream events in the wire shape LangGraph Platform's clients read:
+//! one SSE event per stream mode, named by the mode (`values`, `updates`, `custom`,
+//! `tasks`, `checkpoints`, `debug`), a subgraph's as `mode|namespace`.
+
+use serde_json::{Map, Value, json};
+use stategraph::checkpoint::CheckpointConfig;
+use stategraph::state::{state_to_json, update_to_json};
+use stategraph::{GraphState, Interrupt, StreamEvent, StreamMode};
+
+use crate::error::ApiError;
+
+/// The stream modes a request asked for, as given (`messages` and `events` are
+/// accepted and carry nothing yet).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Modes {
+    pub(crate) graph: Option<StreamMode>,
+}
+
+/// The mode names a client may ask for.
+const KNOWN: &[&str] = &[
+    "values",
+    "updates",
+    "custom",
+    "tasks",
+    "checkpoints",
+    "debug",
+    "messages",
+    "messages-tuple",
+    "events",
+];
+
+impl Modes {
+    /// Parses `stream_mode` (a name or a list of names; default `values`), adding
+    /// subgraph events when `subgraphs`.
+    pub(crate) fn parse(value: Option<&Value>, subgraphs: bool) -> Result<Self, ApiError> {
+        let names: Vec<&str> = match value {
+            None | Some(Value::Null) => vec!["values"],
+            Some(Value::String(s)) => vec![s.as_str()],
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| {
+                    v.as_str().ok_or_else(|| {
+                        ApiError::invalid("$.stream_mode", "every stream mode must be a string")
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => {
+                return Err(ApiError::invalid(
+                    "$.stream_mode",
+                    "expected a stream mode name or a list of them",
+                ));
+            }
+        };
+        let mut mode: Option<StreamMode> = None;
+        for name in names {
+            let m = match name {
+                "values" => StreamMode::VALUES,
+                "updates" => StreamMode::UPDATES,
+                "custom" => StreamMode::CUSTOM,
+                "tasks" => StreamMode::TASKS,
+                "checkpoints" => StreamMode::CHECKPOINTS,
+                "debug" => StreamMode::DEBUG,
+                other if KNOWN.contains(&other) => continue,
+                other => {
+                    return Err(ApiError::invalid(
+                        "$.stream_mode",
+                        format!("unknown stream mode `{other}`; known: {}", KNOWN.join(", ")),
+                    ));
+                }
+            };
+            mode = Some(mode.map_or(m, |have| have | m));
+        }
+        if subgraphs {
+            mode = mode.map(|m| m | StreamMode::SUBGRAPHS);
+        }
+        Ok(Self { graph: mode })
+    }
+
+    /// The modes the graph's stream is asked for (values at least: the run's result
+    /// comes from them).
+    pub(crate) fn for_graph(self) -> StreamMode {
+        self.graph
+            .map_or(StreamMode::VALUES, |m| m | StreamMode::VALUES)
+    }
+
+    fn wants(self, mode: StreamMode) -> bool {
+        self.graph.is_some_and(|m| m.contains(mode))
+    }
+
+    fn subgraphs(self) -> bool {
+        self.wants(StreamMode::SUBGRAPHS)
+    }
+}
+
+/// Interrupts as the wire lists them: `[{"value": .., "id": ..}]`.
+pub(crate) fn interrupts_json(interrupts: &[Interrupt]) -> Value {
+    interrupts
+        .iter()
+        .map(|i| {
+            let mut o = json!({ "value": i.value, "id": i.id, "node": i.node });
+            if !i.ns.is_empty() {
+                o["ns"] = json!(i.ns);
+            }
+            o
+        })
+        .collect()
+}
+
+/// A checkpoint's config in LangGraph's `{"configurable": {..}}` shape.
+pub(crate) fn config_json(c: &CheckpointConfig) -> Value {
+    json!({ "configurable": {
+        "thread_id": c.thread_id,
+        "checkpoint_ns": c.checkpoint_ns,
+        "checkpoint_id": c.checkpoint_id,
+    }})
+}
+
+/// A node's updates, merged into one `{channel: value}` object.
+fn updates_json<S: GraphState>(updates: &[S::Update]) -> Value {
+    let mut out = Map::new();
+    for u in updates {
+        if let Ok(Value::Object(m)) = update_to_json::<S>(u) {
+            out.extend(m);
+        }
+    }
+    Value::Object(out)
+}
+
+fn values_json<S: GraphState>(values: &S) -> Value {
+    state_to_json(values).unwrap_or_else(|e| json!({ "__error__": e.to_string() }))
+}
+
+/// The wire events for one typed event, given the requested modes.
+pub(crate) fn to_wire<S: GraphState>(event: &StreamEvent<S>, modes: Modes) -> Vec<(String, Value)> {
+    let one = |name: &str, data: Value| vec![(name.to_string(), data)];
+    match event {
+        StreamEvent::Values { values, .. } if modes.wants(StreamMode::VALUES) => {
+            one("values", values_json(values))
+        }
+        StreamEvent::Updates { node, updates, .. } if modes.wants(StreamMode::UPDATES) => {
+            one("updates", json!({ node: updates_json::<S>(updates) }))
+        }
+        StreamEvent::Custom { value, .. } if modes.wants(StreamMode::CUSTOM) => {
+            one("custom", value.clone())
+        }
+        StreamEvent::TaskStart { .. } | StreamEvent::TaskResult { .. }
+            if modes.wants(StreamMode::TASKS) =>
+        {
+            one("tasks", task_json(event))
+        }
+        StreamEvent::Checkpoint { .. } if modes.wants(StreamMode::CHECKPOINTS) => {
+            one("checkpoints", checkpoint_json(event))
+        }
+        StreamEvent::Debug {
+            step,
+            timestamp,
+            kind,
+            event: inner,
+        } if modes.wants(StreamMode::DEBUG) => {
+            let payload = match &**inner {
+                StreamEvent::Checkpoint { .. } => checkpoint_json(inner),
+                _ => task_json(inner),
+            };
+            one(
+                "debug",
+                json!({ "type": kind, "step": step, "timestamp": timestamp, "payload": payload }),
+            )
+        }
+        StreamEvent::Interrupt { interrupts } => {
+            let data = json!({ "__interrupt__": interrupts_json(interrupts) });
+            let mut out = Vec::new();
+            if modes.wants(StreamMode::UPDATES) {
+                out.push(("updates".to_string(), data.clone()));
+            }
+            if modes.wants(StreamMode::VALUES) {
+                out.push(("values".to_string(), data));
+            }
+            out
+        }
+        StreamEvent::Subgraph { ns, event } if modes.subgraphs() => subgraph_wire(ns, event)
+            .map(|(mode, data)| vec![(format!("{mode}|{ns}"), data)])
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+fn task_json<S: GraphState>(event: &StreamEvent<S>) -> Value {
+    match event {
+        StreamEvent::TaskStart {
+            step,
+            id,
+            node,
+            input,
+            triggers,
+            ..
+        } => json!({ "id": id, "name": node, "step": step, "input": input, "triggers": triggers }),
+        StreamEvent::TaskResult {
+            step,
+            id,
+            node,
+            error,
+            result,
+            interrupts,
+            ..
+        } => json!({
+            "id": id, "name": node, "step": step, "error": error,
+            "result": updates_json::<S>(result), "interrupts": interrupts_json(interrupts),
+        }),
+        _ => Value::Null,
+    }
+}
+
+fn checkpoint_json<S: GraphState>(event: &StreamEvent<S>) -> Value {
+    match event {
+        StreamEvent::Checkpoint {
+            config,
+            parent_config,
+            values,
+            metadata,
+            next,
+        } => json!({
+            "config": config_json(config),
+            "parent_config": parent_config.as_ref().map(config_json),
+            "values": values_json(values),
+            "metadata": metadata,
+            "next": next,
+        }),
+        _ => Value::Null,
+    }
+}
+
+/// A subgraph's event (the child's own JSON form) as `(mode, data)`.
+fn subgraph_wire(ns: &str, event: &Value) -> Option<(&'static str, Value)> {
+    let _ = ns;
+    let flat = |v: &Value| -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, w)| {
+                        let inner = w
+                            .get("reduce")
+                            .or_else(|| w.get("overwrite"))
+                            .unwrap_or(w)
+                            .clone();
+                        (k.clone(), inner)
+                    })
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    };
+    let merged = |list: Option<&Value>| -> Value {
+        let mut out = Map::new();
+        for u in list.and_then(Value::as_array).into_iter().flatten() {
+            if let Value::Object(m) = flat(u) {
+                out.extend(m);
+            }
+        }
+        Value::Object(out)
+    };
+    match event.get("type")?.as_str()? {
+        "values" => Some(("values", event.get("values")?.clone())),
+        "updates" => {
+            let node = event.get("node")?.as_str()?;
+            Some(("updates", json!({ node: merged(event.get("updates")) })))
+        }
+        "custom" => Some(("custom", event.get("value")?.clone())),
+        "task_start" => Some((
+            "tasks",
+            json!({ "id": event.get("id"), "name": event.get("node"), "input": event.get("input"),
+                    "triggers": event.get("triggers") }),
+        )),
+        "task_result" => Some((
+            "tasks",
+            json!({ "id": event.get("id"), "name": event.get("node"), "error": event.get("error"),
+                    "result": merged(event.get("result")), "interrupts": event.get("interrupts") }),
+        )),
+        "checkpoint" => Some(("checkpoints", event.clone())),
+        "debug" => Some(("debug", event.clone())),
+        "interrupt" => Some((
+            "updates",
+            json!({ "__interrupt__": event.get("interrupts") }),
+        )),
+        _ => None,
+    }
+}

@@ -1,0 +1,142 @@
+//! The HTTP API: LangGraph Platform's routes, as `langgraph-sdk` calls them.
+
+mod assistants;
+mod runs;
+mod store;
+mod stream;
+mod threads;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::get;
+use serde::de::DeserializeOwned;
+
+use crate::app::App;
+use crate::error::ApiError;
+
+/// Every route, with the API-key check, the body limit and a span per request.
+pub(crate) fn router(app: Arc<App>) -> Router {
+    let limit = app.limits.body_bytes;
+    let api = Router::new()
+        .merge(assistants::routes())
+        .merge(threads::routes())
+        .merge(runs::routes())
+        .merge(store::routes())
+        .route("/info", get(info))
+        .layer(middleware::from_fn_with_state(app.clone(), authorize));
+    Router::new()
+        .route("/ok", get(ok))
+        .merge(api)
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(middleware::from_fn(trace))
+        .with_state(app)
+}
+
+async fn ok() -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({ "ok": true }))
+}
+
+async fn info() -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "flags": { "assistants": true, "crons": false, "langsmith": false },
+    }))
+}
+
+async fn not_found(req: Request) -> ApiError {
+    ApiError::not_found(format!("route {} {}", req.method(), req.uri().path()))
+}
+
+/// A span per request, with the method, path and status.
+async fn trace(req: Request, next: Next) -> Response {
+    let span = tracing::info_span!("stategraph.server.request", method = %req.method(), path = %req.uri().path());
+    let _enter = span.enter();
+    drop(_enter);
+    let response = tracing::Instrument::instrument(next.run(req), span.clone()).await;
+    span.in_scope(|| tracing::debug!(status = response.status().as_u16(), "answered"));
+    response
+}
+
+/// With an API key configured, every route but `/ok` needs it: `x-api-key: KEY` or
+/// `Authorization: Bearer KEY`. Missing is a 401, wrong a 403.
+async fn authorize(
+    State(app): State<Arc<App>>,
+    req: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let Some(key) = &app.api_key else {
+        return Ok(next.run(req).await);
+    };
+    let headers = req.headers();
+    let given = headers
+        .get("x-api-key")
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| {
+            headers
+                .get(axum::http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+        });
+    match given {
+        None => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "this server needs an API key: send it in the `x-api-key` header",
+        )),
+        Some(g) if constant_time_eq(g.as_bytes(), key.as_bytes()) => Ok(next.run(req).await),
+        Some(_) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "the API key is not valid",
+        )),
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A JSON body whose errors are API errors: malformed JSON is a 400 saying where,
+/// a body of the wrong shape a 422 naming the field, an oversize body a 413. An
+/// empty body is the type's default.
+pub(crate) struct Body<T>(pub(crate) T);
+
+impl<T: DeserializeOwned + Default, S: Send + Sync> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|e| {
+                if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "the request body is larger than this server accepts",
+                    )
+                } else {
+                    ApiError::bad_request(format!("cannot read the request body: {e}"))
+                }
+            })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Body(T::default()));
+        }
+        let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+            ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
+        })?;
+        if value.is_null() {
+            return Ok(Body(T::default()));
+        }
+        serde_json::from_value(value)
+            .map(Body)
+            .map_err(|e| ApiError::invalid("$", e.to_string()))
+    }
+}
+
+/// A page bound from a request: at most 1000 items.
+pub(crate) fn page(limit: Option<usize>, offset: Option<usize>, default: usize) -> (usize, usize) {
+    (limit.unwrap_or(default).min(1000), offset.unwrap_or(0))
+}

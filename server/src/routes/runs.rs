@@ -1,0 +1,511 @@
+//! `/threads/{id}/runs` and stateless `/runs`: queue runs (background, streamed or
+//! waited for), read, cancel, join and delete them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::stream::{Detach, tail};
+use super::threads::thread;
+use super::{Body, page};
+use crate::app::App;
+use crate::db::{NewRun, RunRow, RunStatus, ThreadStatus};
+use crate::error::ApiError;
+use crate::events::Modes;
+use crate::hub::Notice;
+use crate::served::{CommandRequest, RunRequest};
+use crate::wire::{RunCreate, node_list, run_json};
+
+pub(super) fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/threads/{id}/runs", post(create_background).get(list))
+        .route("/threads/{id}/runs/stream", post(create_stream))
+        .route("/threads/{id}/runs/wait", post(create_wait))
+        .route("/threads/{id}/runs/{run_id}", get(one).delete(delete))
+        .route("/threads/{id}/runs/{run_id}/cancel", post(cancel))
+        .route("/threads/{id}/runs/{run_id}/join", get(join))
+        .route("/threads/{id}/runs/{run_id}/stream", get(join_stream))
+        .route("/runs", post(stateless_background))
+        .route("/runs/stream", post(stateless_stream))
+        .route("/runs/wait", post(stateless_wait))
+}
+
+const STRATEGIES: &[&str] = &["reject", "enqueue", "interrupt", "rollback"];
+
+/// Validates and queues a run on `thread_id` (a new thread for a stateless run).
+async fn create_run(
+    app: &App,
+    thread_id: Option<String>,
+    req: RunCreate,
+) -> Result<RunRow, ApiError> {
+    if req.assistant_id.is_empty() {
+        return Err(ApiError::invalid(
+            "$.assistant_id",
+            "required: the graph to run (its name or assistant id)",
+        ));
+    }
+    let assistant = app.assistant(&req.assistant_id)?;
+    let graph = assistant.graph.clone();
+    let stateless = thread_id.is_none();
+    let thread_id = thread_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let strategy = req
+        .multitask_strategy
+        .clone()
+        .unwrap_or_else(|| "enqueue".into());
+    if !STRATEGIES.contains(&strategy.as_str()) {
+        return Err(ApiError::invalid(
+            "$.multitask_strategy",
+            format!(
+                "unknown strategy `{strategy}`; known: {}",
+                STRATEGIES.join(", ")
+            ),
+        ));
+    }
+    let create_thread = stateless
+        || match req.if_not_exists.as_deref() {
+            None | Some("reject") => false,
+            Some("create") => true,
+            Some(other) => {
+                return Err(ApiError::invalid(
+                    "$.if_not_exists",
+                    format!("expected `create` or `reject`, not `{other}`"),
+                ));
+            }
+        };
+    let existing = app.db.get_thread(thread_id.clone()).await?;
+    match &existing {
+        None if !create_thread => return Err(ApiError::not_found(format!("thread {thread_id}"))),
+        Some(t) => {
+            if let Some(bound) = t.metadata.get("graph_id").and_then(Value::as_str)
+                && bound != graph.name()
+            {
+                return Err(ApiError::conflict(format!(
+                    "thread {thread_id} runs graph `{bound}`, not `{}`: start a new thread for it",
+                    graph.name()
+                )));
+            }
+        }
+        None => {}
+    }
+    if req.after_seconds.is_some() || req.webhook.is_some() {
+        let field = if req.after_seconds.is_some() {
+            "after_seconds"
+        } else {
+            "webhook"
+        };
+        return Err(ApiError::invalid(
+            format!("$.{field}"),
+            "not supported by this server: leave it out",
+        ));
+    }
+    if req.input.as_ref().is_some_and(|v| !v.is_null())
+        && req.command.as_ref().is_some_and(|v| !v.is_null())
+    {
+        return Err(ApiError::invalid(
+            "$",
+            "give `input` or `command`, not both",
+        ));
+    }
+    let command = match &req.command {
+        None | Some(Value::Null) => None,
+        Some(c) => Some(
+            serde_json::from_value::<CommandRequest>(c.clone())
+                .map_err(|e| ApiError::invalid("$.command", e.to_string()))?,
+        ),
+    };
+    let subgraphs = req.stream_subgraphs.unwrap_or(false);
+    let modes = Modes::parse(req.stream_mode.as_ref(), subgraphs)?;
+    let nodes = graph.node_names();
+    let request = RunRequest {
+        thread_id: thread_id.clone(),
+        run_id: String::new(),
+        input: req.input.clone(),
+        command: command.clone(),
+        checkpoint_id: crate::wire::checkpoint_id(
+            req.checkpoint_id.as_ref(),
+            req.checkpoint.as_ref(),
+        ),
+        interrupt_before: node_list(req.interrupt_before.as_ref(), &nodes, "interrupt_before")?,
+        interrupt_after: node_list(req.interrupt_after.as_ref(), &nodes, "interrupt_after")?,
+        modes,
+        metadata: Map::new(),
+        continue_saved: false,
+    };
+    graph.check(&request)?;
+    // A resume needs a thread that waits on an interrupt (or a run that may leave
+    // it waiting).
+    if command.as_ref().is_some_and(|c| c.resume.is_some())
+        && existing.as_ref().is_none_or(|t| {
+            t.status != ThreadStatus::Busy && t.interrupts.as_array().is_none_or(Vec::is_empty)
+        })
+    {
+        return Err(ApiError::conflict(format!(
+            "thread {thread_id} is not waiting on an interrupt: there is nothing to resume"
+        )));
+    }
+    app.admit_run(&thread_id)?;
+    let stream_mode: Vec<&str> = match &req.stream_mode {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => vec!["values"],
+    };
+    let kwargs = json!({
+        "input": req.input,
+        "command": command,
+        "stream_mode": stream_mode,
+        "stream_subgraphs": subgraphs,
+        "interrupt_before": request.interrupt_before,
+        "interrupt_after": request.interrupt_after,
+        "checkpoint_id": request.checkpoint_id,
+        "config": req.config,
+        "on_completion": req.on_completion.clone().unwrap_or_else(|| if stateless { "delete".into() } else { "keep".into() }),
+    });
+    let mut thread_metadata = Map::new();
+    thread_metadata.insert("graph_id".into(), json!(graph.name()));
+    thread_metadata.insert("assistant_id".into(), json!(assistant.id));
+    let run = RunRow {
+        run_id: uuid::Uuid::new_v4().to_string(),
+        thread_id: thread_id.clone(),
+        assistant_id: assistant.id.clone(),
+        created_at: 0,
+        updated_at: 0,
+        status: RunStatus::Pending,
+        metadata: req.metadata.unwrap_or_default(),
+        multitask_strategy: strategy,
+        kwargs,
+        attempt: 0,
+        cancel: None,
+        output: None,
+    };
+    let row = app
+        .db
+        .insert_run(NewRun {
+            row: run,
+            create_thread,
+            thread_metadata: thread_metadata.clone(),
+        })
+        .await?;
+    if existing
+        .as_ref()
+        .is_some_and(|t| !t.metadata.contains_key("graph_id"))
+    {
+        app.db.patch_thread(thread_id, thread_metadata).await?;
+    }
+    app.notify(Notice::Queued).await;
+    if row.multitask_strategy == "interrupt" || row.multitask_strategy == "rollback" {
+        for other in app
+            .db
+            .list_runs(row.thread_id.clone(), Some(RunStatus::Running), 100, 0)
+            .await?
+        {
+            app.notify(Notice::Cancel(other.run_id)).await;
+        }
+    }
+    Ok(row)
+}
+
+fn located(row: &RunRow, stateless: bool, body: impl IntoResponse) -> Response {
+    let mut response = body.into_response();
+    let at = if stateless {
+        format!("/runs/{}", row.run_id)
+    } else {
+        format!("/threads/{}/runs/{}", row.thread_id, row.run_id)
+    };
+    if let Ok(v) = at.parse() {
+        response.headers_mut().insert(header::CONTENT_LOCATION, v);
+    }
+    response
+}
+
+async fn create_background(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Body(req): Body<RunCreate>,
+) -> Result<Response, ApiError> {
+    let row = create_run(&app, Some(id), req).await?;
+    Ok(located(&row, false, Json(run_json(&row))))
+}
+
+fn detach_of(req: &RunCreate, stateless: bool) -> Detach {
+    Detach {
+        cancel: req.on_disconnect.as_deref() == Some("cancel"),
+        delete_thread: stateless && req.on_completion.as_deref().unwrap_or("delete") == "delete",
+    }
+}
+
+async fn create_stream(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Body(req): Body<RunCreate>,
+) -> Result<Response, ApiError> {
+    let detach = detach_of(&req, false);
+    let row = create_run(&app, Some(id), req).await?;
+    Ok(located(
+        &row,
+        false,
+        tail(
+            app.clone(),
+            row.thread_id.clone(),
+            row.run_id.clone(),
+            0,
+            detach,
+        ),
+    ))
+}
+
+async fn create_wait(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Body(req): Body<RunCreate>,
+) -> Result<Response, ApiError> {
+    let row = create_run(&app, Some(id), req).await?;
+    let out = wait_for(&app, &row.thread_id, &row.run_id).await?;
+    Ok(located(&row, false, Json(out)))
+}
+
+async fn stateless_background(
+    State(app): State<Arc<App>>,
+    Body(req): Body<RunCreate>,
+) -> Result<Response, ApiError> {
+    let row = create_run(&app, None, req).await?;
+    Ok(located(&row, true, Json(run_json(&row))))
+}
+
+async fn stateless_stream(
+    State(app): State<Arc<App>>,
+    Body(req): Body<RunCreate>,
+) -> Result<Response, ApiError> {
+    let detach = detach_of(&req, true);
+    let row = create_run(&app, None, req).await?;
+    Ok(located(
+        &row,
+        true,
+        tail(
+            app.clone(),
+            row.thread_id.clone(),
+            row.run_id.clone(),
+            0,
+            detach,
+        ),
+    ))
+}
+
+async fn stateless_wait(
+    State(app): State<Arc<App>>,
+    Body(req): Body<RunCreate>,
+) -> Result<Response, ApiError> {
+    let delete = req.on_completion.as_deref().unwrap_or("delete") == "delete";
+    let row = create_run(&app, None, req).await?;
+    let out = wait_for(&app, &row.thread_id, &row.run_id).await;
+    if delete {
+        delete_after(&app, &row.thread_id, &row.run_id).await;
+    }
+    Ok(located(&row, true, Json(out?)))
+}
+
+/// Deletes a stateless run's thread once the run ended.
+pub(crate) async fn delete_after(app: &App, thread_id: &str, run_id: &str) {
+    if wait_for(app, thread_id, run_id).await.is_ok() {
+        if let Err(e) = app.saver.delete_thread(thread_id).await {
+            tracing::warn!(error = %e, "deleting a stateless run's checkpoints failed");
+        }
+        if let Err(e) = app.db.delete_thread(thread_id.to_string()).await {
+            tracing::warn!(error = %e, "deleting a stateless run's thread failed");
+        }
+    }
+}
+
+/// Waits until the run ends; its output (the thread's values, `__interrupt__` when
+/// it paused, `__error__` when it failed).
+pub(crate) async fn wait_for(app: &App, thread_id: &str, run_id: &str) -> Result<Value, ApiError> {
+    let mut notices = app.hub.subscribe();
+    loop {
+        let run = app
+            .db
+            .get_run(Some(thread_id.to_string()), run_id.to_string())
+            .await?
+            .ok_or_else(|| ApiError::not_found(format!("run {run_id} of thread {thread_id}")))?;
+        if run.status.is_final() {
+            return Ok(run.output.unwrap_or_else(|| json!({})));
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            loop {
+                match notices.recv().await {
+                    Ok(Notice::Ended(r)) if r == run_id => return,
+                    Ok(_) => continue,
+                    Err(_) => return,
+                }
+            }
+        })
+        .await;
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ListParams {
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    offset: Option<usize>,
+    #[serde(default)]
+    status: Option<String>,
+}
+
+async fn list(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(p): Query<ListParams>,
+) -> Result<Json<Value>, ApiError> {
+    thread(&app, &id).await?;
+    let status = match p.status.as_deref() {
+        None => None,
+        Some(s) => Some(
+            RunStatus::parse(s)
+                .ok_or_else(|| ApiError::invalid("status", format!("unknown run status `{s}`")))?,
+        ),
+    };
+    let (limit, offset) = page(p.limit, p.offset, 10);
+    let rows = app.db.list_runs(id, status, limit, offset).await?;
+    Ok(Json(rows.iter().map(run_json).collect()))
+}
+
+async fn run_of(app: &App, thread_id: &str, run_id: &str) -> Result<RunRow, ApiError> {
+    app.db
+        .get_run(Some(thread_id.to_string()), run_id.to_string())
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("run {run_id} of thread {thread_id}")))
+}
+
+async fn one(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(run_json(&run_of(&app, &id, &run_id).await?)))
+}
+
+async fn delete(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    if app.db.delete_run(id.clone(), run_id.clone()).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found(format!("run {run_id} of thread {id}")))
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct CancelParams {
+    #[serde(default)]
+    wait: Option<String>,
+    #[serde(default)]
+    action: Option<String>,
+}
+
+/// Asks a run to stop; with `wait`, returns once it ended.
+pub(crate) async fn cancel_run(
+    app: &App,
+    thread_id: &str,
+    run_id: &str,
+    action: &str,
+    wait: bool,
+) -> Result<(), ApiError> {
+    if action != "interrupt" && action != "rollback" {
+        return Err(ApiError::invalid(
+            "action",
+            format!("expected `interrupt` or `rollback`, not `{action}`"),
+        ));
+    }
+    let run = app
+        .db
+        .cancel_run(
+            thread_id.to_string(),
+            run_id.to_string(),
+            action.to_string(),
+        )
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("run {run_id} of thread {thread_id}")))?;
+    if run.status.is_final() {
+        app.notify(Notice::Ended(run_id.to_string())).await;
+        return Ok(());
+    }
+    app.notify(Notice::Cancel(run_id.to_string())).await;
+    if wait {
+        match wait_for(app, thread_id, run_id).await {
+            Ok(_) => {}
+            // A rolled-back run is deleted once it stopped.
+            Err(e) if e.status == StatusCode::NOT_FOUND => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+async fn cancel(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+    Query(p): Query<CancelParams>,
+) -> Result<StatusCode, ApiError> {
+    let wait = matches!(p.wait.as_deref(), Some("1" | "true" | "True"));
+    cancel_run(
+        &app,
+        &id,
+        &run_id,
+        p.action.as_deref().unwrap_or("interrupt"),
+        wait,
+    )
+    .await?;
+    Ok(if wait {
+        StatusCode::NO_CONTENT
+    } else {
+        StatusCode::ACCEPTED
+    })
+}
+
+async fn join(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    run_of(&app, &id, &run_id).await?;
+    Ok(Json(wait_for(&app, &id, &run_id).await?))
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct JoinStreamParams {
+    #[serde(default)]
+    cancel_on_disconnect: Option<bool>,
+}
+
+async fn join_stream(
+    State(app): State<Arc<App>>,
+    Path((id, run_id)): Path<(String, String)>,
+    Query(p): Query<JoinStreamParams>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    run_of(&app, &id, &run_id).await?;
+    let after = match headers
+        .get("last-event-id")
+        .map(|v| v.to_str().map(str::parse::<i64>))
+    {
+        None => 0,
+        Some(Ok(Ok(n))) if n >= 0 => n,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "Last-Event-ID must be an event id this server sent (a number)",
+            ));
+        }
+    };
+    let detach = Detach {
+        cancel: p.cancel_on_disconnect.unwrap_or(false),
+        delete_thread: false,
+    };
+    Ok(tail(app.clone(), id, run_id, after, detach).into_response())
+}

@@ -1,0 +1,241 @@
+//! `/store`: the long-term memory store the graphs' nodes use
+//! (`NodeContext::store`), for clients: put, get, delete and search items, list
+//! namespaces.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::routing::{post, put};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use stategraph::store::{
+    Filter, IndexFields, Item, NamespaceQuery, PutOptions, SearchQuery, StoreError,
+};
+
+use super::Body;
+use crate::app::App;
+use crate::error::ApiError;
+
+pub(super) fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route(
+            "/store/items",
+            put(put_item).get(get_item).delete(delete_item),
+        )
+        .route("/store/items/search", post(search))
+        .route("/store/namespaces", post(namespaces))
+}
+
+fn store_error(e: StoreError) -> ApiError {
+    match e {
+        StoreError::InvalidNamespace { .. }
+        | StoreError::InvalidKey { .. }
+        | StoreError::NotAnObject { .. } => ApiError::invalid("$", e.to_string()),
+        other => match other {
+            StoreError::BadFilter { .. } => ApiError::invalid("$.filter", other.to_string()),
+            other => ApiError::internal(other),
+        },
+    }
+}
+
+fn item_json(item: &Item, score: Option<f64>) -> Value {
+    let time = |t: std::time::SystemTime| humantime::format_rfc3339_millis(t).to_string();
+    let mut v = json!({
+        "namespace": item.namespace,
+        "key": item.key,
+        "value": item.value,
+        "created_at": time(item.created_at),
+        "updated_at": time(item.updated_at),
+    });
+    if let Some(s) = score {
+        v["score"] = json!(s);
+    }
+    v
+}
+
+fn labels(ns: &[String]) -> Vec<&str> {
+    ns.iter().map(String::as_str).collect()
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct PutItem {
+    #[serde(default)]
+    namespace: Vec<String>,
+    #[serde(default)]
+    key: String,
+    #[serde(default)]
+    value: Value,
+    #[serde(default)]
+    index: Option<Value>,
+    /// Minutes, as LangGraph Platform takes it.
+    #[serde(default)]
+    ttl: Option<f64>,
+}
+
+async fn put_item(
+    State(app): State<Arc<App>>,
+    Body(req): Body<PutItem>,
+) -> Result<StatusCode, ApiError> {
+    let index = match &req.index {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => IndexFields::Configured,
+        Some(Value::Bool(false)) => IndexFields::Skip,
+        Some(Value::Array(fields)) => IndexFields::Paths(
+            fields
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+        ),
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "$.index",
+                "expected false or a list of field paths",
+            ));
+        }
+    };
+    let ttl = match req.ttl {
+        None => None,
+        Some(m) if m.is_finite() && m > 0.0 => Some(Duration::from_secs_f64(m * 60.0)),
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "$.ttl",
+                "expected a positive number of minutes",
+            ));
+        }
+    };
+    let options = PutOptions { ttl, index };
+    app.store
+        .put_with(&labels(&req.namespace), &req.key, req.value, options)
+        .await
+        .map_err(store_error)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ItemRef {
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    key: String,
+}
+
+async fn get_item(
+    State(app): State<Arc<App>>,
+    Query(q): Query<ItemRef>,
+) -> Result<Json<Value>, ApiError> {
+    let ns: Vec<String> = q
+        .namespace
+        .as_deref()
+        .unwrap_or("")
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let item = app
+        .store
+        .get(&labels(&ns), &q.key)
+        .await
+        .map_err(store_error)?
+        .ok_or_else(|| {
+            ApiError::not_found(format!("item {} in namespace {}", q.key, ns.join(".")))
+        })?;
+    Ok(Json(item_json(&item, None)))
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct DeleteItem {
+    #[serde(default)]
+    namespace: Vec<String>,
+    #[serde(default)]
+    key: String,
+}
+
+async fn delete_item(
+    State(app): State<Arc<App>>,
+    Body(req): Body<DeleteItem>,
+) -> Result<StatusCode, ApiError> {
+    app.store
+        .delete(&labels(&req.namespace), &req.key)
+        .await
+        .map_err(store_error)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Search {
+    #[serde(default)]
+    namespace_prefix: Vec<String>,
+    #[serde(default)]
+    filter: Option<Value>,
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    offset: Option<usize>,
+    #[serde(default)]
+    query: Option<String>,
+    #[serde(default)]
+    refresh_ttl: Option<bool>,
+}
+
+async fn search(
+    State(app): State<Arc<App>>,
+    Body(req): Body<Search>,
+) -> Result<Json<Value>, ApiError> {
+    let filter = match &req.filter {
+        None | Some(Value::Null) => None,
+        Some(f) => {
+            Some(Filter::parse(f).map_err(|e| ApiError::invalid("$.filter", e.to_string()))?)
+        }
+    };
+    let query = SearchQuery {
+        filter,
+        query: req.query,
+        limit: req.limit.unwrap_or(10).min(1000),
+        offset: req.offset.unwrap_or(0),
+        refresh_ttl: req.refresh_ttl,
+    };
+    let hits = app
+        .store
+        .search(&labels(&req.namespace_prefix), query)
+        .await
+        .map_err(store_error)?;
+    let items: Vec<Value> = hits.iter().map(|h| item_json(&h.item, h.score)).collect();
+    Ok(Json(json!({ "items": items })))
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Namespaces {
+    #[serde(default)]
+    prefix: Option<Vec<String>>,
+    #[serde(default)]
+    suffix: Option<Vec<String>>,
+    #[serde(default)]
+    max_depth: Option<usize>,
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    offset: Option<usize>,
+}
+
+async fn namespaces(
+    State(app): State<Arc<App>>,
+    Body(req): Body<Namespaces>,
+) -> Result<Json<Value>, ApiError> {
+    let query = NamespaceQuery {
+        prefix: req.prefix,
+        suffix: req.suffix,
+        max_depth: req.max_depth,
+        limit: req.limit.unwrap_or(100).min(1000),
+        offset: req.offset.unwrap_or(0),
+    };
+    let list = app
+        .store
+        .list_namespaces(query)
+        .await
+        .map_err(store_error)?;
+    Ok(Json(json!({ "namespaces": list })))
+}

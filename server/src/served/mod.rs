@@ -1,0 +1,470 @@
+//! A served graph behind an object-safe trait: JSON in, JSON out, whatever its
+//! state type. Input is decoded strictly into the state's update type (an unknown
+//! key or a wrong type is a 422 naming the field, never dropped); values go out
+//! through the channels' codecs, so a state need not implement `Serialize`.
+
+mod state;
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+use stategraph::builder::Endpoint;
+use stategraph::checkpoint::{CheckpointSaver, ListOptions};
+use stategraph::state::{InputError, update_from_json};
+use stategraph::{
+    BoxFuture, Command, CompiledGraph, Goto, GraphShape, GraphState, RunConfig, RunError, RunInput,
+    StreamEvent,
+};
+use tokio::sync::mpsc;
+
+use crate::error::ApiError;
+use crate::events::{Modes, interrupts_json, to_wire};
+pub(crate) use state::update_response;
+
+/// `command` of a run request: resume an interrupt, write an update, go to nodes.
+#[derive(Clone, Debug, Default, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CommandRequest {
+    /// The answer to the pending interrupt (or a map of answers by interrupt id).
+    #[serde(default)]
+    pub(crate) resume: Option<Value>,
+    /// An update applied before resuming.
+    #[serde(default)]
+    pub(crate) update: Option<Value>,
+    /// Node names to run next.
+    #[serde(default)]
+    pub(crate) goto: Option<Value>,
+}
+
+/// What a worker asks a graph to run.
+#[derive(Clone, Debug)]
+pub(crate) struct RunRequest {
+    pub(crate) thread_id: String,
+    pub(crate) run_id: String,
+    pub(crate) input: Option<Value>,
+    pub(crate) command: Option<CommandRequest>,
+    pub(crate) checkpoint_id: Option<String>,
+    pub(crate) interrupt_before: Vec<String>,
+    pub(crate) interrupt_after: Vec<String>,
+    pub(crate) modes: Modes,
+    pub(crate) metadata: Map<String, Value>,
+    /// The run already saved a checkpoint (a worker died): continue from it.
+    pub(crate) continue_saved: bool,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub(crate) enum RunEnd {
+    /// It finished or paused; the thread's values and pending interrupts.
+    Done { values: Value, interrupts: Value },
+    /// It failed.
+    Failed {
+        values: Option<Value>,
+        error: String,
+    },
+}
+
+/// A graph the server runs, whatever its state type.
+pub(crate) trait Served: Send + Sync + 'static {
+    /// Its name (its `graph_id`).
+    fn name(&self) -> &str;
+    /// Its shape, for drawing.
+    fn shape(&self) -> GraphShape;
+    /// `{input_schema, output_schema, state_schema, config_schema, context_schema}`.
+    fn schemas(&self) -> Value;
+    /// Its node names.
+    fn node_names(&self) -> Vec<String>;
+    /// Checks a run request before it is queued: the input decodes, the named
+    /// nodes exist.
+    fn check(&self, req: &RunRequest) -> Result<(), ApiError>;
+    /// Runs it, sending wire events to `events`.
+    fn run(&self, req: RunRequest, events: mpsc::Sender<(String, Value)>) -> BoxFuture<'_, RunEnd>;
+    /// The thread's state (at a checkpoint), as `ThreadState` JSON.
+    fn state<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint_id: Option<String>,
+        subgraphs: bool,
+    ) -> BoxFuture<'a, Result<Option<Value>, ApiError>>;
+    /// The thread's checkpoints, newest first.
+    fn history<'a>(
+        &'a self,
+        thread_id: &'a str,
+        options: ListOptions,
+    ) -> BoxFuture<'a, Result<Vec<Value>, ApiError>>;
+    /// `update_state`: writes `values` as `as_node` (or as input), at a checkpoint.
+    fn update_state<'a>(
+        &'a self,
+        thread_id: &'a str,
+        values: Value,
+        as_node: Option<String>,
+        checkpoint_id: Option<String>,
+    ) -> BoxFuture<'a, Result<Value, ApiError>>;
+    /// The thread's latest values and pending interrupts (`None` without checkpoints).
+    fn latest<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<(Value, Value)>, ApiError>>;
+    /// The id of the thread's latest checkpoint and the run that wrote it.
+    fn head<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<(String, Option<String>)>, ApiError>>;
+    /// Makes checkpoint `checkpoint_id` the thread's latest again (a rollback).
+    fn restore<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), ApiError>>;
+}
+
+/// A compiled graph with what the wire needs of its state type.
+pub(crate) struct Entry<S: GraphState> {
+    pub(crate) name: String,
+    pub(crate) graph: CompiledGraph<S>,
+    pub(crate) saver: Arc<dyn CheckpointSaver>,
+    pub(crate) schema: Value,
+}
+
+/// A state's JSON Schema (`schemars`), and the input schema derived from it: every
+/// channel optional, no other key allowed.
+pub(crate) fn schemas_of<S: schemars::JsonSchema>() -> Value {
+    let state = serde_json::to_value(schemars::schema_for!(S)).unwrap_or(Value::Null);
+    let mut input = state.clone();
+    if let Value::Object(o) = &mut input {
+        o.remove("required");
+        o.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    json!({ "input_schema": input, "output_schema": state, "state_schema": state,
+            "config_schema": null, "context_schema": null })
+}
+
+fn input_error(e: InputError) -> ApiError {
+    match e {
+        InputError::Invalid { path, message } => ApiError::invalid(path, message),
+        InputError::UnknownField { field, known } => ApiError::invalid(
+            format!("$.{field}"),
+            format!("unknown channel `{field}`; the state's channels are: {known}"),
+        ),
+        other => ApiError::invalid("$", other.to_string()),
+    }
+}
+
+fn run_error(e: RunError) -> ApiError {
+    match e {
+        RunError::NothingToContinue { .. } => ApiError::bad_request(e.to_string()),
+        other => ApiError::internal(other),
+    }
+}
+
+impl<S: GraphState> Entry<S> {
+    fn decode(&self, value: &Value, at: &str) -> Result<S::Update, ApiError> {
+        update_from_json::<S>(value.clone()).map_err(|e| {
+            let mut err = input_error(e);
+            for (path, _) in &mut err.errors {
+                *path = path.replacen('$', at, 1);
+            }
+            err.detail = err.detail.replacen("at $", &format!("at {at}"), 1);
+            err
+        })
+    }
+
+    fn check_nodes(&self, names: &[String], field: &str) -> Result<(), ApiError> {
+        let known: Vec<&str> = self.graph.node_names().collect();
+        for name in names {
+            if !known.contains(&name.as_str()) {
+                return Err(ApiError::invalid(
+                    format!("$.{field}"),
+                    format!(
+                        "`{name}` is not a node of graph `{}`; its nodes: {}",
+                        self.name,
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn goto_names(command: &CommandRequest) -> Result<Vec<String>, ApiError> {
+        match &command.goto {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::String(s)) => Ok(vec![s.clone()]),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| ApiError::invalid("$.command.goto", "expected node names"))
+                })
+                .collect(),
+            Some(_) => Err(ApiError::invalid(
+                "$.command.goto",
+                "expected a node name or a list of them",
+            )),
+        }
+    }
+
+    fn input(&self, req: &RunRequest) -> Result<RunInput<S>, ApiError> {
+        if req.continue_saved {
+            return Ok(RunInput::Continue);
+        }
+        if let Some(command) = &req.command {
+            let mut c: Command<S> = match &command.resume {
+                // Answers by interrupt id: `{"<24 hex digits>": answer, ..}`.
+                Some(Value::Object(map))
+                    if !map.is_empty()
+                        && map
+                            .keys()
+                            .all(|k| k.len() == 24 && k.bytes().all(|b| b.is_ascii_hexdigit())) =>
+                {
+                    Command::resume_map(map.clone())
+                }
+                Some(value) => Command::resume(value.clone()),
+                None => Command::new(),
+            };
+            if let Some(update) = &command.update {
+                c = c.update(self.decode(update, "$.command.update")?);
+            }
+            for name in Self::goto_names(command)? {
+                c = c.and_goto(if name == "__end__" {
+                    Goto::End
+                } else {
+                    Goto::Node(name.into())
+                });
+            }
+            return Ok(RunInput::Command(c));
+        }
+        match &req.input {
+            None | Some(Value::Null) => Ok(RunInput::Continue),
+            Some(v) => Ok(RunInput::Update(self.decode(v, "$.input")?)),
+        }
+    }
+
+    fn config(&self, req: &RunRequest) -> RunConfig {
+        let mut config = RunConfig::new()
+            .thread(req.thread_id.as_str())
+            .run_id(req.run_id.clone())
+            .metadata(req.metadata.clone())
+            .interrupt_before_names(req.interrupt_before.clone())
+            .interrupt_after_names(req.interrupt_after.clone());
+        if let Some(id) = &req.checkpoint_id
+            && !req.continue_saved
+        {
+            config = config.checkpoint(id.clone());
+        }
+        config
+    }
+
+    async fn run_inner(&self, req: RunRequest, events: mpsc::Sender<(String, Value)>) -> RunEnd {
+        let input = match self.input(&req) {
+            Ok(input) => input,
+            Err(e) => {
+                return RunEnd::Failed {
+                    values: None,
+                    error: e.detail,
+                };
+            }
+        };
+        let config = self.config(&req);
+        let mut stream = self.graph.stream(input, &config, req.modes.for_graph());
+        let mut last_values: Option<Value> = None;
+        let mut interrupts = Value::Array(Vec::new());
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(event) => {
+                    match &event {
+                        StreamEvent::Values { values, .. } => {
+                            last_values = stategraph::state::state_to_json(values).ok();
+                        }
+                        StreamEvent::Interrupt {
+                            interrupts: pending,
+                        } => {
+                            interrupts = interrupts_json(pending);
+                        }
+                        _ => {}
+                    }
+                    for wire in to_wire(&event, req.modes) {
+                        if events.send(wire).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+                Err(e) => {
+                    return RunEnd::Failed {
+                        values: last_values,
+                        error: e.to_string(),
+                    };
+                }
+            }
+        }
+        // The thread's own view (a resumed or continued run's last values event may
+        // predate writes it restored); fall back to what streamed.
+        match self.latest_inner(&req.thread_id).await {
+            Ok(Some((values, pending))) => RunEnd::Done {
+                values,
+                interrupts: pending,
+            },
+            _ => RunEnd::Done {
+                values: last_values.unwrap_or_else(|| json!({})),
+                interrupts,
+            },
+        }
+    }
+
+    async fn latest_inner(&self, thread_id: &str) -> Result<Option<(Value, Value)>, ApiError> {
+        let config = RunConfig::new().thread(thread_id);
+        let snapshot = self.graph.get_state(&config).await.map_err(run_error)?;
+        Ok(snapshot.map(|s| {
+            let values = stategraph::state::state_to_json(&s.values).unwrap_or_else(|_| json!({}));
+            (values, interrupts_json(&s.interrupts))
+        }))
+    }
+}
+
+impl<S: GraphState> Served for Entry<S> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn shape(&self) -> GraphShape {
+        self.graph.shape()
+    }
+
+    fn schemas(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn node_names(&self) -> Vec<String> {
+        self.graph.node_names().map(str::to_string).collect()
+    }
+
+    fn check(&self, req: &RunRequest) -> Result<(), ApiError> {
+        self.check_nodes(&req.interrupt_before, "interrupt_before")?;
+        self.check_nodes(&req.interrupt_after, "interrupt_after")?;
+        if let Some(command) = &req.command {
+            let goto: Vec<String> = Self::goto_names(command)?
+                .into_iter()
+                .filter(|n| n != "__end__")
+                .collect();
+            self.check_nodes(&goto, "command.goto")?;
+        }
+        self.input(req).map(|_| ())
+    }
+
+    fn run(&self, req: RunRequest, events: mpsc::Sender<(String, Value)>) -> BoxFuture<'_, RunEnd> {
+        Box::pin(self.run_inner(req, events))
+    }
+
+    fn state<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint_id: Option<String>,
+        subgraphs: bool,
+    ) -> BoxFuture<'a, Result<Option<Value>, ApiError>> {
+        Box::pin(async move {
+            let mut config = RunConfig::new().thread(thread_id);
+            if let Some(id) = checkpoint_id {
+                config = config.checkpoint(id);
+            }
+            let snapshot = if subgraphs {
+                self.graph.get_state_subgraphs(&config).await
+            } else {
+                self.graph.get_state(&config).await
+            }
+            .map_err(run_error)?;
+            Ok(snapshot.as_ref().map(state::snapshot_json))
+        })
+    }
+
+    fn history<'a>(
+        &'a self,
+        thread_id: &'a str,
+        options: ListOptions,
+    ) -> BoxFuture<'a, Result<Vec<Value>, ApiError>> {
+        Box::pin(async move {
+            let config = RunConfig::new().thread(thread_id);
+            let list = self
+                .graph
+                .get_state_history(&config, &options)
+                .await
+                .map_err(run_error)?;
+            Ok(list.iter().map(state::snapshot_json).collect())
+        })
+    }
+
+    fn update_state<'a>(
+        &'a self,
+        thread_id: &'a str,
+        values: Value,
+        as_node: Option<String>,
+        checkpoint_id: Option<String>,
+    ) -> BoxFuture<'a, Result<Value, ApiError>> {
+        Box::pin(async move {
+            let update = self.decode(&values, "$.values")?;
+            let mut config = RunConfig::new().thread(thread_id);
+            if let Some(id) = checkpoint_id {
+                config = config.checkpoint(id);
+            }
+            let saved = match as_node {
+                Some(node) => {
+                    let endpoint = match node.as_str() {
+                        "__start__" => Endpoint::Start,
+                        "__end__" => Endpoint::End,
+                        name => {
+                            self.check_nodes(&[name.to_string()], "as_node")?;
+                            Endpoint::Node(name.into())
+                        }
+                    };
+                    self.graph.update_state_as(&config, update, endpoint).await
+                }
+                None => self.graph.update_state(&config, update).await,
+            }
+            .map_err(|e| match e {
+                RunError::InvalidUpdate { .. } | RunError::NothingToContinue { .. } => {
+                    ApiError::bad_request(e.to_string())
+                }
+                other => run_error(other),
+            })?;
+            Ok(update_response(&saved))
+        })
+    }
+
+    fn latest<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<(Value, Value)>, ApiError>> {
+        Box::pin(self.latest_inner(thread_id))
+    }
+
+    fn head<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<(String, Option<String>)>, ApiError>> {
+        Box::pin(async move {
+            let config = stategraph::checkpoint::CheckpointConfig::thread(thread_id);
+            let tuple = self
+                .saver
+                .get_tuple(&config)
+                .await
+                .map_err(ApiError::internal)?;
+            Ok(tuple.map(|t| (t.checkpoint.id.clone(), t.metadata.run_id.clone())))
+        })
+    }
+
+    fn restore<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move {
+            let config = RunConfig::new().thread(thread_id).checkpoint(checkpoint_id);
+            self.graph
+                .update_state(&config, S::Update::default())
+                .await
+                .map_err(run_error)?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,203 @@
+//! Request bodies and response shapes of the API, as LangGraph Platform's clients
+//! send and read them. Request envelopes accept fields they do not use (clients of
+//! newer versions send more); the graph input inside them is decoded strictly.
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::db::{RunRow, ThreadRow};
+
+/// RFC 3339 time of milliseconds since the Unix epoch.
+pub(crate) fn time(ms: i64) -> String {
+    let t = std::time::UNIX_EPOCH
+        + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or_default());
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// The `Thread` JSON.
+pub(crate) fn thread_json(t: &ThreadRow) -> Value {
+    json!({
+        "thread_id": t.thread_id,
+        "created_at": time(t.created_at),
+        "updated_at": time(t.updated_at),
+        "metadata": t.metadata,
+        "status": t.status.as_str(),
+        "values": t.values,
+        "interrupts": by_node(&t.interrupts),
+    })
+}
+
+/// A thread's pending interrupts as `{node: [Interrupt]}` (stored as a list).
+fn by_node(interrupts: &Value) -> Value {
+    let mut out = Map::new();
+    for i in interrupts.as_array().into_iter().flatten() {
+        let node = i
+            .get("node")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if let Value::Array(list) = out.entry(node).or_insert_with(|| Value::Array(Vec::new())) {
+            list.push(i.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+/// The `Run` JSON.
+pub(crate) fn run_json(r: &RunRow) -> Value {
+    json!({
+        "run_id": r.run_id,
+        "thread_id": r.thread_id,
+        "assistant_id": r.assistant_id,
+        "created_at": time(r.created_at),
+        "updated_at": time(r.updated_at),
+        "status": r.status.as_str(),
+        "metadata": r.metadata,
+        "multitask_strategy": r.multitask_strategy,
+        "kwargs": r.kwargs,
+        "cancel_requested": r.cancel,
+    })
+}
+
+/// `POST /threads`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ThreadCreate {
+    #[serde(default)]
+    pub(crate) thread_id: Option<String>,
+    #[serde(default)]
+    pub(crate) metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub(crate) if_exists: Option<String>,
+}
+
+/// `PATCH /threads/{id}`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ThreadPatch {
+    #[serde(default)]
+    pub(crate) metadata: Option<Map<String, Value>>,
+}
+
+/// `POST /threads/search`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ThreadSearch {
+    #[serde(default)]
+    pub(crate) metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub(crate) values: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub(crate) status: Option<String>,
+    #[serde(default)]
+    pub(crate) limit: Option<usize>,
+    #[serde(default)]
+    pub(crate) offset: Option<usize>,
+}
+
+/// `POST /threads/{id}/state`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct StateUpdate {
+    #[serde(default)]
+    pub(crate) values: Option<Value>,
+    #[serde(default)]
+    pub(crate) as_node: Option<String>,
+    #[serde(default)]
+    pub(crate) checkpoint_id: Option<String>,
+    #[serde(default)]
+    pub(crate) checkpoint: Option<Value>,
+}
+
+/// `POST /threads/{id}/history`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct HistoryQuery {
+    #[serde(default)]
+    pub(crate) limit: Option<usize>,
+    #[serde(default)]
+    pub(crate) before: Option<Value>,
+    #[serde(default)]
+    pub(crate) metadata: Option<Map<String, Value>>,
+}
+
+/// `POST /assistants/search`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct AssistantSearch {
+    #[serde(default)]
+    pub(crate) graph_id: Option<String>,
+    #[serde(default)]
+    pub(crate) name: Option<String>,
+    #[serde(default)]
+    pub(crate) limit: Option<usize>,
+    #[serde(default)]
+    pub(crate) offset: Option<usize>,
+}
+
+/// A run request: `POST /threads/{id}/runs[/stream|/wait]`, `POST /runs/..`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct RunCreate {
+    pub(crate) assistant_id: String,
+    #[serde(default)]
+    pub(crate) input: Option<Value>,
+    #[serde(default)]
+    pub(crate) command: Option<Value>,
+    #[serde(default)]
+    pub(crate) metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub(crate) config: Option<Value>,
+    #[serde(default)]
+    pub(crate) checkpoint_id: Option<String>,
+    #[serde(default)]
+    pub(crate) checkpoint: Option<Value>,
+    #[serde(default)]
+    pub(crate) stream_mode: Option<Value>,
+    #[serde(default)]
+    pub(crate) stream_subgraphs: Option<bool>,
+    #[serde(default)]
+    pub(crate) interrupt_before: Option<Value>,
+    #[serde(default)]
+    pub(crate) interrupt_after: Option<Value>,
+    #[serde(default)]
+    pub(crate) multitask_strategy: Option<String>,
+    #[serde(default)]
+    pub(crate) if_not_exists: Option<String>,
+    #[serde(default)]
+    pub(crate) on_disconnect: Option<String>,
+    #[serde(default)]
+    pub(crate) on_completion: Option<String>,
+    #[serde(default)]
+    pub(crate) after_seconds: Option<Value>,
+    #[serde(default)]
+    pub(crate) webhook: Option<Value>,
+}
+
+/// A checkpoint id from `checkpoint_id` or `checkpoint: {checkpoint_id}`.
+pub(crate) fn checkpoint_id(id: Option<&String>, checkpoint: Option<&Value>) -> Option<String> {
+    id.cloned().or_else(|| {
+        checkpoint
+            .and_then(|c| c.get("checkpoint_id"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    })
+}
+
+/// Node names given as `"*"`, a name, or a list.
+pub(crate) fn node_list(
+    value: Option<&Value>,
+    all: &[String],
+    field: &str,
+) -> Result<Vec<String>, crate::error::ApiError> {
+    match value {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(s)) if s == "*" => Ok(all.to_vec()),
+        Some(Value::String(s)) => Ok(vec![s.clone()]),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| {
+                v.as_str().map(str::to_string).ok_or_else(|| {
+                    crate::error::ApiError::invalid(format!("$.{field}"), "expected node names")
+                })
+            })
+            .collect(),
+        Some(_) => Err(crate::error::ApiError::invalid(
+            format!("$.{field}"),
+            "expected \"*\", a node name or a list of them",
+        )),
+    }
+}

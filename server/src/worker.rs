@@ -1,0 +1,393 @@
+//! Workers: each claims the oldest runnable run from the queue, runs it while
+//! renewing its lease, stores its events for streaming clients and ends it. A
+//! worker that dies leaves a lease that expires; another claims the run and
+//! continues from its last checkpoint, so no finished task runs twice.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use stategraph::checkpoint::ListOptions;
+use tokio::sync::{mpsc, watch};
+
+use crate::app::App;
+use crate::db::{Finish, Lease, RunRow, RunStatus, ThreadStatus};
+use crate::events::Modes;
+use crate::hub::Notice;
+use crate::served::{CommandRequest, RunEnd, RunRequest, Served};
+
+/// How long an idle worker waits for a wake-up before looking again anyway.
+const IDLE_POLL: Duration = Duration::from_millis(500);
+
+/// A run's request as stored in its `kwargs`.
+pub(crate) fn request_of(run: &RunRow, continue_saved: bool) -> RunRequest {
+    let k = &run.kwargs;
+    let names = |key: &str| -> Vec<String> {
+        k.get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let subgraphs = k
+        .get("stream_subgraphs")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    RunRequest {
+        thread_id: run.thread_id.clone(),
+        run_id: run.run_id.clone(),
+        input: k.get("input").cloned(),
+        command: k
+            .get("command")
+            .filter(|c| !c.is_null())
+            .and_then(|c| serde_json::from_value::<CommandRequest>(c.clone()).ok()),
+        checkpoint_id: k
+            .get("checkpoint_id")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        interrupt_before: names("interrupt_before"),
+        interrupt_after: names("interrupt_after"),
+        modes: Modes::parse(k.get("stream_mode"), subgraphs).unwrap_or_default(),
+        metadata: run.metadata.clone(),
+        continue_saved,
+    }
+}
+
+/// Runs `jobs` worker loops until `shutdown` turns true; each hands back the run
+/// it holds (lease released) when it stops mid-run.
+pub(crate) fn spawn(
+    app: Arc<App>,
+    worker_id: String,
+    jobs: usize,
+    shutdown: watch::Receiver<bool>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut handles: Vec<_> = (0..jobs.max(1))
+        .map(|slot| {
+            let app = app.clone();
+            let id = format!("{worker_id}/{slot}");
+            let shutdown = shutdown.clone();
+            tokio::spawn(async move { work(app, id, shutdown).await })
+        })
+        .collect();
+    let sweeper = app.clone();
+    let mut stop = shutdown;
+    handles.push(tokio::spawn(async move {
+        let every = (sweeper.limits.event_retention / 4).max(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                _ = stop.changed() => break,
+                () = tokio::time::sleep(every) => {
+                    if let Err(e) = sweeper.db.sweep_events(sweeper.limits.event_retention).await {
+                        tracing::warn!(error = %e, "sweeping old run events failed");
+                    }
+                }
+            }
+        }
+    }));
+    handles
+}
+
+async fn work(app: Arc<App>, worker: String, mut shutdown: watch::Receiver<bool>) {
+    let mut notices = app.hub.subscribe();
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        match app.db.claim_run(worker.clone(), app.limits.lease).await {
+            Ok(Some(run)) => {
+                let run_id = run.run_id.clone();
+                let span = tracing::info_span!("stategraph.server.run", run_id = %run_id, thread_id = %run.thread_id, attempt = run.attempt);
+                let stopped = tracing::Instrument::instrument(
+                    execute(&app, &worker, run, &mut shutdown),
+                    span,
+                )
+                .await;
+                if stopped {
+                    if let Err(e) = app.db.release_run(run_id, worker.clone()).await {
+                        tracing::warn!(error = %e, "could not hand back a run at shutdown");
+                    }
+                    app.notify(Notice::Queued).await;
+                    return;
+                }
+                // Finishing a run may unblock the next one of its thread.
+                app.hub.local(Notice::Queued);
+            }
+            Ok(None) => {
+                tokio::select! {
+                    _ = shutdown.changed() => {}
+                    () = tokio::time::sleep(IDLE_POLL) => {}
+                    _ = async { loop { match notices.recv().await {
+                        Ok(Notice::Queued) | Err(_) => break,
+                        Ok(_) => continue,
+                    } } } => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "claiming a run failed; retrying");
+                tokio::time::sleep(IDLE_POLL).await;
+            }
+        }
+    }
+}
+
+/// Why a run stopped before its graph ended.
+enum Stop {
+    Cancel(String),
+    LeaseLost,
+    Shutdown,
+}
+
+/// Runs one claimed run to its end. Returns true when it stopped for shutdown
+/// (the run goes back to the queue).
+async fn execute(
+    app: &Arc<App>,
+    worker: &str,
+    run: RunRow,
+    shutdown: &mut watch::Receiver<bool>,
+) -> bool {
+    let graph = match app.assistant(&run.assistant_id) {
+        Ok(a) => a.graph.clone(),
+        Err(e) => {
+            finish(
+                app,
+                worker,
+                &run,
+                RunStatus::Error,
+                ThreadStatus::Error,
+                None,
+                json!({}),
+                error_output(&e.detail),
+                false,
+            )
+            .await;
+            return false;
+        }
+    };
+    // A run that already saved a checkpoint (its worker died) continues from it.
+    let continue_saved = match graph.head(&run.thread_id).await {
+        Ok(Some((_, Some(by)))) => by == run.run_id,
+        _ => false,
+    };
+    let request = request_of(&run, continue_saved);
+    append(
+        app,
+        &run.run_id,
+        vec![(
+            "metadata".into(),
+            json!({ "run_id": run.run_id, "attempt": run.attempt }),
+        )],
+    )
+    .await;
+
+    let (tx, mut rx) = mpsc::channel::<(String, Value)>(256);
+    let mut running = graph.run(request, tx);
+    let mut notices = app.hub.subscribe();
+    let mut beat = tokio::time::interval(app.limits.lease / 3);
+    beat.tick().await;
+    let mut events_open = true;
+    let outcome: Result<RunEnd, Stop> = loop {
+        tokio::select! {
+            biased;
+            end = &mut running => break Ok(end),
+            batch = next_batch(&mut rx), if events_open => match batch {
+                Some(batch) => append(app, &run.run_id, batch).await,
+                None => events_open = false,
+            },
+            _ = beat.tick() => match app.db.renew_lease(run.run_id.clone(), worker.to_string(), app.limits.lease).await {
+                Ok(Lease::Held { cancel: Some(action) }) => break Err(Stop::Cancel(action)),
+                Ok(Lease::Held { cancel: None }) => {}
+                Ok(Lease::Lost) => break Err(Stop::LeaseLost),
+                Err(e) => tracing::warn!(error = %e, "renewing a lease failed"),
+            },
+            notice = notices.recv() => {
+                if let Ok(Notice::Cancel(id)) = notice && id == run.run_id
+                    && let Ok(Lease::Held { cancel: Some(action) }) = app.db.renew_lease(run.run_id.clone(), worker.to_string(), app.limits.lease).await {
+                    break Err(Stop::Cancel(action));
+                }
+            }
+            _ = shutdown.changed() => break Err(Stop::Shutdown),
+        }
+    };
+    drop(running);
+    // Events the run sent before it ended.
+    let mut rest = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        rest.push(e);
+    }
+    if !rest.is_empty() {
+        append(app, &run.run_id, rest).await;
+    }
+    match outcome {
+        Ok(RunEnd::Done { values, interrupts }) => {
+            let status = if interrupts.as_array().is_some_and(|a| !a.is_empty()) {
+                ThreadStatus::Interrupted
+            } else {
+                ThreadStatus::Idle
+            };
+            let mut output = values.clone();
+            if status == ThreadStatus::Interrupted
+                && let Value::Object(o) = &mut output
+            {
+                o.insert("__interrupt__".into(), interrupts.clone());
+            }
+            finish(
+                app,
+                worker,
+                &run,
+                RunStatus::Success,
+                status,
+                Some(values),
+                interrupts,
+                output,
+                false,
+            )
+            .await;
+        }
+        Ok(RunEnd::Failed { values, error }) => {
+            append(
+                app,
+                &run.run_id,
+                vec![(
+                    "error".into(),
+                    json!({ "error": "RunError", "message": error }),
+                )],
+            )
+            .await;
+            let latest = graph.latest(&run.thread_id).await.ok().flatten();
+            let (values, interrupts) = latest.map_or((values, json!([])), |(v, i)| (Some(v), i));
+            finish(
+                app,
+                worker,
+                &run,
+                RunStatus::Error,
+                ThreadStatus::Error,
+                values,
+                interrupts,
+                error_output(&error),
+                false,
+            )
+            .await;
+        }
+        Err(Stop::Cancel(action)) => {
+            let rollback = action == "rollback";
+            if rollback && let Err(e) = roll_back(app, graph.as_ref(), &run).await {
+                tracing::error!(error = %e.detail, "rolling back a run failed");
+            }
+            let latest = graph.latest(&run.thread_id).await.ok().flatten();
+            let (values, interrupts) = latest.map_or((json!({}), json!([])), |(v, i)| (v, i));
+            let status = if interrupts.as_array().is_some_and(|a| !a.is_empty()) {
+                ThreadStatus::Interrupted
+            } else {
+                ThreadStatus::Idle
+            };
+            finish(
+                app,
+                worker,
+                &run,
+                RunStatus::Interrupted,
+                status,
+                Some(values.clone()),
+                interrupts,
+                values,
+                rollback,
+            )
+            .await;
+        }
+        Err(Stop::LeaseLost) => {
+            tracing::warn!("lost the lease of a run: another worker continues it");
+        }
+        Err(Stop::Shutdown) => return true,
+    }
+    false
+}
+
+/// Up to 64 events that are ready, waiting for the first.
+async fn next_batch(rx: &mut mpsc::Receiver<(String, Value)>) -> Option<Vec<(String, Value)>> {
+    let first = rx.recv().await?;
+    let mut batch = vec![first];
+    while batch.len() < 64 {
+        match rx.try_recv() {
+            Ok(e) => batch.push(e),
+            Err(_) => break,
+        }
+    }
+    Some(batch)
+}
+
+async fn append(app: &App, run_id: &str, events: Vec<(String, Value)>) {
+    match app.db.append_events(run_id.to_string(), events).await {
+        Ok(_) => app.notify(Notice::Events(run_id.to_string())).await,
+        Err(e) => tracing::warn!(error = %e, "storing run events failed"),
+    }
+}
+
+fn error_output(message: &str) -> Value {
+    json!({ "__error__": { "error": "RunError", "message": message } })
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn finish(
+    app: &App,
+    worker: &str,
+    run: &RunRow,
+    status: RunStatus,
+    thread_status: ThreadStatus,
+    values: Option<Value>,
+    interrupts: Value,
+    output: Value,
+    delete_run: bool,
+) {
+    let finish = Finish {
+        status,
+        thread_status,
+        values,
+        interrupts,
+        output,
+        delete_run,
+    };
+    match app
+        .db
+        .finish_run(run.run_id.clone(), worker.to_string(), finish)
+        .await
+    {
+        Ok(true) => {
+            append(app, &run.run_id, vec![("end".into(), Value::Null)]).await;
+            app.notify(Notice::Ended(run.run_id.clone())).await;
+        }
+        Ok(false) => {
+            tracing::warn!("a run ended after its lease was lost; another worker holds it")
+        }
+        Err(e) => tracing::error!(error = %e, "could not store a run's end"),
+    }
+}
+
+/// Undoes what `run` wrote: the thread goes back to the checkpoint before the
+/// run's first one (or, for a thread the run started, to nothing).
+async fn roll_back(
+    app: &App,
+    graph: &dyn Served,
+    run: &RunRow,
+) -> Result<(), crate::error::ApiError> {
+    let mut filter = Map::new();
+    filter.insert("run_id".into(), json!(run.run_id));
+    let options = ListOptions {
+        filter,
+        ..ListOptions::default()
+    };
+    let written = graph.history(&run.thread_id, options).await?;
+    let Some(first) = written.last() else {
+        return Ok(());
+    };
+    match first.get("parent_checkpoint_id").and_then(Value::as_str) {
+        Some(parent) => graph.restore(&run.thread_id, parent).await,
+        None => app
+            .saver
+            .delete_thread(&run.thread_id)
+            .await
+            .map_err(crate::error::ApiError::internal),
+    }
+}
