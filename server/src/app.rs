@@ -66,6 +66,8 @@ pub(crate) struct App {
     pub(crate) limits: Limits,
     /// Run creations per thread in the current minute.
     pub(crate) rate: Mutex<HashMap<String, (Instant, u32)>>,
+    /// Turns true when the server shuts down: open streams and waits end then.
+    pub(crate) stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 impl App {

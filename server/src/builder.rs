@@ -49,7 +49,7 @@ impl Default for Server {
 }
 
 impl Server {
-    /// The SQLite file used unless [`Server::sqlite`] or [`Server::postgres`] says
+    /// The SQLite file used unless [`Server::sqlite`] (or a PostgreSQL database) says
     /// otherwise.
     pub const DEFAULT_SQLITE: &'static str = "stategraph-server.sqlite";
 
@@ -176,7 +176,7 @@ impl Server {
         self
     }
 
-    async fn open(self) -> Result<(Arc<App>, usize, String), ServerError> {
+    async fn open(self) -> Result<(Arc<App>, usize, String, watch::Sender<bool>), ServerError> {
         if self.graphs.is_empty() {
             return Err(ServerError::NoGraphs);
         }
@@ -220,6 +220,7 @@ impl Server {
                 &uuid::Uuid::new_v4().simple().to_string()[..8]
             )
         });
+        let (stop, stopping) = watch::channel(false);
         let app = App {
             assistants,
             db,
@@ -229,8 +230,9 @@ impl Server {
             api_key: self.api_key,
             limits: self.limits,
             rate: Mutex::new(Default::default()),
+            stopping,
         };
-        Ok((Arc::new(app), self.jobs, worker))
+        Ok((Arc::new(app), self.jobs, worker, stop))
     }
 
     /// Opens the database, binds `addr` and starts serving and working in the
@@ -240,7 +242,7 @@ impl Server {
     /// [`ServerError`]: no graphs, a graph that does not compile, a database that
     /// cannot be opened, an address that cannot be bound.
     pub async fn bind(self, addr: &str) -> Result<Running, ServerError> {
-        let (app, jobs, worker) = self.open().await?;
+        let (app, jobs, worker, stop) = self.open().await?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| ServerError::Bind {
@@ -251,7 +253,7 @@ impl Server {
             addr: addr.to_string(),
             source,
         })?;
-        let (stop, stopped) = watch::channel(false);
+        let stopped = app.stopping.clone();
         let workers = crate::worker::spawn(app.clone(), worker, jobs, stopped.clone());
         let router = crate::routes::router(app.clone());
         let mut until = stopped;

@@ -17,6 +17,8 @@ pub(crate) enum Notice {
     Cancel(String),
 }
 
+// The text form is what PostgreSQL's NOTIFY carries between processes.
+#[cfg_attr(not(test), allow(dead_code))]
 impl Notice {
     /// The text form carried by `NOTIFY`.
     pub(crate) fn encode(&self) -> String {

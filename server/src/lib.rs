@@ -1,4 +1,8 @@
-//! Serve stategraph graphs over the Agent Protocol / LangGraph Platform API.
+#![doc = include_str!("docs.md")]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 mod app;
 mod builder;

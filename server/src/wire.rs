@@ -132,6 +132,7 @@ pub(crate) struct AssistantSearch {
 /// A run request: `POST /threads/{id}/runs[/stream|/wait]`, `POST /runs/..`.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct RunCreate {
+    #[serde(default)]
     pub(crate) assistant_id: String,
     #[serde(default)]
     pub(crate) input: Option<Value>,

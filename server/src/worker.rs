@@ -318,10 +318,26 @@ async fn next_batch(rx: &mut mpsc::Receiver<(String, Value)>) -> Option<Vec<(Str
     Some(batch)
 }
 
+/// Stores events, retrying a failed write a few times (a busy database); a stream
+/// that still cannot be stored is logged as an error, as the run goes on.
 async fn append(app: &App, run_id: &str, events: Vec<(String, Value)>) {
-    match app.db.append_events(run_id.to_string(), events).await {
-        Ok(_) => app.notify(Notice::Events(run_id.to_string())).await,
-        Err(e) => tracing::warn!(error = %e, "storing run events failed"),
+    let mut wait = Duration::from_millis(20);
+    for attempt in 1..=5 {
+        match app
+            .db
+            .append_events(run_id.to_string(), events.clone())
+            .await
+        {
+            Ok(_) => return app.notify(Notice::Events(run_id.to_string())).await,
+            Err(e) if attempt == 5 => {
+                tracing::error!(error = %e, lost = events.len(), "storing run events failed; streaming clients miss them");
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, attempt, "storing run events failed; retrying");
+                tokio::time::sleep(wait).await;
+                wait *= 2;
+            }
+        }
     }
 }
 

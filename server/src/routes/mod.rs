@@ -28,11 +28,11 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .merge(runs::routes())
         .merge(store::routes())
         .route("/info", get(info))
+        .fallback(not_found)
         .layer(middleware::from_fn_with_state(app.clone(), authorize));
     Router::new()
         .route("/ok", get(ok))
         .merge(api)
-        .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn(trace))
         .with_state(app)
@@ -130,9 +130,17 @@ impl<T: DeserializeOwned + Default, S: Send + Sync> FromRequest<S> for Body<T> {
         if value.is_null() {
             return Ok(Body(T::default()));
         }
-        serde_json::from_value(value)
+        serde_path_to_error::deserialize(value)
             .map(Body)
-            .map_err(|e| ApiError::invalid("$", e.to_string()))
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let path = if path == "." {
+                    "$".to_string()
+                } else {
+                    format!("$.{path}")
+                };
+                ApiError::invalid(path, e.into_inner().to_string())
+            })
     }
 }
 

@@ -336,9 +336,22 @@ pub(crate) async fn wait_for(app: &App, thread_id: &str, run_id: &str) -> Result
         if run.status.is_final() {
             return Ok(run.output.unwrap_or_else(|| json!({})));
         }
+        if *app.stopping.borrow() {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "the server is shutting down; run {run_id} goes on elsewhere: join it again"
+                ),
+            ));
+        }
+        let mut stopping = app.stopping.clone();
         let _ = tokio::time::timeout(Duration::from_secs(1), async {
             loop {
-                match notices.recv().await {
+                let notice = tokio::select! {
+                    n = notices.recv() => n,
+                    _ = stopping.changed() => return,
+                };
+                match notice {
                     Ok(Notice::Ended(r)) if r == run_id => return,
                     Ok(_) => continue,
                     Err(_) => return,

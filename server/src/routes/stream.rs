@@ -48,12 +48,12 @@ impl Drop for Tail {
         let (done, detach) = (self.done, self.detach.clone());
         if (detach.cancel && !done) || detach.delete_thread {
             tokio::spawn(async move {
-                if detach.cancel && !done {
-                    if let Err(e) =
+                if detach.cancel
+                    && !done
+                    && let Err(e) =
                         super::runs::cancel_run(&app, &thread, &run, "interrupt", true).await
-                    {
-                        tracing::warn!(error = %e.detail, "cancelling a run whose client went away failed");
-                    }
+                {
+                    tracing::warn!(error = %e.detail, "cancelling a run whose client went away failed");
                 }
                 if detach.delete_thread {
                     super::runs::delete_after(&app, &thread, &run).await;
@@ -94,9 +94,18 @@ impl Tail {
             // Nothing new: wait for a wake-up, then look again; a run that ended
             // without an `end` event (its rows were swept, or it was deleted) ends
             // the stream.
+            if *self.app.stopping.borrow() {
+                // The server is going away: the client re-attaches elsewhere.
+                return None;
+            }
+            let mut stopping = self.app.stopping.clone();
             let woke = tokio::time::timeout(RECHECK, async {
                 loop {
-                    match self.notices.recv().await {
+                    let notice = tokio::select! {
+                        n = self.notices.recv() => n,
+                        _ = stopping.changed() => return,
+                    };
+                    match notice {
                         Ok(n) if n.run() == Some(self.run_id.as_str()) => return,
                         Ok(_) => continue,
                         Err(broadcast::error::RecvError::Lagged(_)) => return,

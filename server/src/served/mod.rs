@@ -53,6 +53,9 @@ pub(crate) struct RunRequest {
     pub(crate) continue_saved: bool,
 }
 
+/// A thread's latest checkpoint: its id, and the run that wrote it.
+pub(crate) type Head = (String, Option<String>);
+
 /// How a run ended.
 #[derive(Debug)]
 pub(crate) enum RunEnd {
@@ -107,10 +110,7 @@ pub(crate) trait Served: Send + Sync + 'static {
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<(Value, Value)>, ApiError>>;
     /// The id of the thread's latest checkpoint and the run that wrote it.
-    fn head<'a>(
-        &'a self,
-        thread_id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(String, Option<String>)>, ApiError>>;
+    fn head<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<Option<Head>, ApiError>>;
     /// Makes checkpoint `checkpoint_id` the thread's latest again (a rollback).
     fn restore<'a>(
         &'a self,
@@ -438,10 +438,7 @@ impl<S: GraphState> Served for Entry<S> {
         Box::pin(self.latest_inner(thread_id))
     }
 
-    fn head<'a>(
-        &'a self,
-        thread_id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<(String, Option<String>)>, ApiError>> {
+    fn head<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<Option<Head>, ApiError>> {
         Box::pin(async move {
             let config = stategraph::checkpoint::CheckpointConfig::thread(thread_id);
             let tuple = self

@@ -144,7 +144,7 @@ impl Queue for SqliteDb {
 
     fn delete_run(&self, thread_id: String, run_id: String) -> BoxFuture<'_, DbResult<bool>> {
         self.call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let Some(run) = get_run(&tx, &run_id)?.filter(|r| r.thread_id == thread_id) else {
                 return Ok(false);
             };
@@ -292,7 +292,7 @@ impl Queue for SqliteDb {
         events: Vec<(String, Value)>,
     ) -> BoxFuture<'_, DbResult<i64>> {
         self.call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let mut seq: i64 = tx.query_row(
                 "SELECT COALESCE(MAX(seq), 0) FROM sg_run_events WHERE run_id = ?1",
                 [&run_id],

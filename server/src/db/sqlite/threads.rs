@@ -15,7 +15,7 @@ impl Threads for SqliteDb {
         if_exists_do_nothing: bool,
     ) -> BoxFuture<'_, DbResult<ThreadRow>> {
         self.call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             if let Some(existing) = get_thread(&tx, &thread_id)? {
                 if if_exists_do_nothing {
                     return Ok(existing);
@@ -41,7 +41,7 @@ impl Threads for SqliteDb {
         metadata: Map<String, Value>,
     ) -> BoxFuture<'_, DbResult<Option<ThreadRow>>> {
         self.call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let Some(mut t) = get_thread(&tx, &thread_id)? else {
                 return Ok(None);
             };
@@ -68,7 +68,7 @@ impl Threads for SqliteDb {
         status: ThreadStatus,
     ) -> BoxFuture<'_, DbResult<()>> {
         self.call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let status = if has_active_run(&tx, &thread_id)? {
                 ThreadStatus::Busy
             } else {
@@ -92,7 +92,7 @@ impl Threads for SqliteDb {
 
     fn delete_thread(&self, thread_id: String) -> BoxFuture<'_, DbResult<bool>> {
         self.call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             tx.execute(
                 "DELETE FROM sg_run_events WHERE run_id IN (SELECT run_id FROM sg_runs WHERE thread_id = ?1)",
                 [&thread_id],

@@ -1,0 +1,388 @@
+//! Assistants, threads, state and history over HTTP; bad input is a 4xx with a
+//! JSON error and writes nothing; the API key and the limits.
+
+mod common;
+
+use common::Harness;
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn assistants_describe_each_graph_its_shape_and_schemas() {
+    let h = Harness::start().await;
+    let (_, list) = h
+        .post("/assistants/search", json!({ "limit": 10, "offset": 0 }))
+        .await;
+    let graphs: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["graph_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(graphs, ["job", "research"]);
+    let id = list[0]["assistant_id"].as_str().unwrap();
+    let (status, by_id) = h.get(&format!("/assistants/{id}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(by_id["graph_id"], "job");
+    let (_, graph) = h.get("/assistants/job/graph").await;
+    let nodes: Vec<&str> = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    for n in ["__start__", "first", "second", "question", "__end__"] {
+        assert!(nodes.contains(&n), "{n} in {nodes:?}");
+    }
+    assert!(
+        graph["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["source"] == "first" && e["target"] == "second")
+    );
+    let (_, schemas) = h.get("/assistants/job/schemas").await;
+    assert_eq!(schemas["graph_id"], "job");
+    assert_eq!(schemas["input_schema"]["additionalProperties"], false);
+    assert!(
+        schemas["state_schema"]["properties"]["log"].is_object(),
+        "{schemas}"
+    );
+    let (status, err) = h.get("/assistants/nope").await;
+    assert_eq!(status, 404);
+    assert!(
+        err["detail"]
+            .as_str()
+            .unwrap()
+            .contains("serving graphs: job, research"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_are_created_searched_patched_copied_and_deleted() {
+    let h = Harness::start().await;
+    let (s, t) = h
+        .post(
+            "/threads",
+            json!({ "thread_id": "t-1", "metadata": { "user": "ada" } }),
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(t["status"], "idle");
+    let (s, _) = h.post("/threads", json!({ "thread_id": "t-1" })).await;
+    assert_eq!(s, 409);
+    let (s, same) = h
+        .post(
+            "/threads",
+            json!({ "thread_id": "t-1", "if_exists": "do_nothing" }),
+        )
+        .await;
+    assert_eq!((s, same["metadata"]["user"].clone()), (200, json!("ada")));
+    h.post(
+        "/threads",
+        json!({ "thread_id": "t-2", "metadata": { "user": "bob" } }),
+    )
+    .await;
+    let (_, found) = h
+        .post("/threads/search", json!({ "metadata": { "user": "ada" } }))
+        .await;
+    assert_eq!(found.as_array().unwrap().len(), 1);
+    assert_eq!(found[0]["thread_id"], "t-1");
+    let r = h
+        .http
+        .patch(h.url("/threads/t-1"))
+        .json(&json!({ "metadata": { "plan": "pro" } }))
+        .send()
+        .await
+        .unwrap();
+    let patched: Value = r.json().await.unwrap();
+    assert_eq!(patched["metadata"], json!({ "user": "ada", "plan": "pro" }));
+
+    let (s, _) = h
+        .post(
+            "/threads/t-1/runs/wait",
+            json!({ "assistant_id": "job", "input": { "delay_ms": 1 } }),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (_, found) = h
+        .post("/threads/search", json!({ "values": { "count": 2 } }))
+        .await;
+    assert_eq!(found.as_array().unwrap().len(), 1);
+    let (_, n) = h.post("/threads/count", json!({})).await;
+    assert_eq!(n, 2);
+
+    // update_state, then history, newest first.
+    let (s, saved) = h
+        .post(
+            "/threads/t-1/state",
+            json!({ "values": { "log": ["edited"] }, "as_node": "second" }),
+        )
+        .await;
+    assert_eq!(s, 200, "{saved}");
+    assert!(saved["checkpoint"]["checkpoint_id"].is_string());
+    let (_, state) = h.get("/threads/t-1/state").await;
+    assert_eq!(state["values"]["log"], json!(["first", "second", "edited"]));
+    assert_eq!(state["next"], json!(["question"]));
+    let (_, history) = h
+        .post("/threads/t-1/history", json!({ "limit": 100 }))
+        .await;
+    let history = history.as_array().unwrap();
+    assert!(history.len() >= 5, "{}", history.len());
+    assert_eq!(
+        history[0]["checkpoint"]["checkpoint_id"],
+        state["checkpoint"]["checkpoint_id"]
+    );
+    let (_, older) = h
+        .get(&format!(
+            "/threads/t-1/state/{}",
+            history[2]["checkpoint"]["checkpoint_id"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(older["values"], history[2]["values"]);
+
+    // A copy has the same state under a new id.
+    let (_, copy) = h.post("/threads/t-1/copy", Value::Null).await;
+    let copy_id = copy["thread_id"].as_str().unwrap();
+    assert_ne!(copy_id, "t-1");
+    let (_, copied) = h.get(&format!("/threads/{copy_id}/state")).await;
+    assert_eq!(copied["values"], state["values"]);
+
+    let r = h.http.delete(h.url("/threads/t-1")).send().await.unwrap();
+    assert_eq!(r.status(), 204);
+    assert_eq!(h.get("/threads/t-1").await.0, 404);
+    assert_eq!(h.get("/threads/t-1/state").await.0, 404);
+    let (_, copied_again) = h.get(&format!("/threads/{copy_id}/state")).await;
+    assert_eq!(
+        copied_again["values"], state["values"],
+        "the copy outlives the original"
+    );
+}
+
+/// The threads and runs stored, to show a refused request wrote nothing.
+async fn stored(h: &Harness) -> (Value, Value) {
+    let (_, threads) = h.post("/threads/search", json!({ "limit": 100 })).await;
+    let (_, runs) = h.get("/threads/known/runs").await;
+    (threads, runs)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_a_clear_4xx_and_write_nothing() {
+    let h = Harness::start_with(|s| s.body_limit(4096)).await;
+    h.post("/threads", json!({ "thread_id": "known" })).await;
+    let before = stored(&h).await;
+    let runs = "/threads/known/runs";
+
+    let r = h
+        .http
+        .post(h.url(runs))
+        .header("content-type", "application/json")
+        .body("{\"assistant_id\": ")
+        .send()
+        .await
+        .unwrap();
+    let (s, err) = common::read(r).await;
+    assert_eq!(s, 400);
+    assert!(
+        err["detail"].as_str().unwrap().contains("not valid JSON"),
+        "{err}"
+    );
+
+    let cases = [
+        (
+            json!({ "assistant_id": "job", "input": { "dealy_ms": 5 } }),
+            422,
+            "$.input.dealy_ms",
+        ),
+        (
+            json!({ "assistant_id": "job", "input": { "delay_ms": "soon" } }),
+            422,
+            "$.input.delay_ms",
+        ),
+        (
+            json!({ "assistant_id": "job", "input": { "log": "not a list" } }),
+            422,
+            "$.input.log",
+        ),
+        (
+            json!({ "assistant_id": "job", "input": [1, 2] }),
+            422,
+            "$.input",
+        ),
+        (
+            json!({ "assistant_id": "job", "stream_mode": "everything" }),
+            422,
+            "$.stream_mode",
+        ),
+        (
+            json!({ "assistant_id": "job", "interrupt_before": ["nowhere"] }),
+            422,
+            "$.interrupt_before",
+        ),
+        (
+            json!({ "assistant_id": "job", "multitask_strategy": "shout" }),
+            422,
+            "$.multitask_strategy",
+        ),
+        (
+            json!({ "assistant_id": "job", "command": { "resume": 1, "bogus": 2 } }),
+            422,
+            "$.command",
+        ),
+        (
+            json!({ "assistant_id": "job", "command": { "resume": "yes" } }),
+            409,
+            "not waiting on an interrupt",
+        ),
+        (json!({ "assistant_id": "nope" }), 404, "assistant nope"),
+        (json!({ "input": {} }), 422, "$.assistant_id"),
+    ];
+    for (body, status, needle) in cases {
+        let (s, err) = h.post(runs, body.clone()).await;
+        assert_eq!(s, status, "{body} → {err}");
+        assert!(
+            err.to_string().contains(needle),
+            "{body} → {err} should mention {needle}"
+        );
+    }
+    let (s, err) = h
+        .post("/threads/missing/runs", json!({ "assistant_id": "job" }))
+        .await;
+    assert_eq!(s, 404, "{err}");
+    assert_eq!(
+        h.get("/threads/known/runs/00000000-0000-0000-0000-000000000000")
+            .await
+            .0,
+        404
+    );
+    let (s, err) = h
+        .post("/threads/known/state", json!({ "values": { "count": -1 } }))
+        .await;
+    assert!(s == 409 || s == 422, "{s} {err}");
+
+    let big = "x".repeat(5000);
+    let (s, err) = h
+        .post(
+            runs,
+            json!({ "assistant_id": "job", "input": { "log": [big] } }),
+        )
+        .await;
+    assert_eq!(s, 413, "{err}");
+    let (s, _) = h.get("/no/such/route").await;
+    assert_eq!(s, 404);
+    assert_eq!(stored(&h).await, before, "nothing was written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_key_guards_every_route_but_the_health_check() {
+    let h = Harness::start_with(|s| s.api_key("s3cret")).await;
+    assert_eq!(h.get("/ok").await, (200, json!({ "ok": true })));
+    let (s, err) = h.post("/threads", json!({})).await;
+    assert_eq!(s, 401);
+    assert!(err["detail"].as_str().unwrap().contains("x-api-key"));
+    let r = h
+        .http
+        .post(h.url("/threads"))
+        .header("x-api-key", "wrong")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = h
+        .http
+        .post(h.url("/threads"))
+        .header("x-api-key", "s3cret")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = h
+        .http
+        .get(h.url("/assistants/job"))
+        .bearer_auth("s3cret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let (s, _) = h.get("/no/such/route").await;
+    assert_eq!(s, 401, "unknown routes are not revealed without the key");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_per_thread_are_rate_limited() {
+    let h = Harness::start_with(|s| s.runs_per_thread_per_minute(2)).await;
+    let t = h.thread().await;
+    for _ in 0..2 {
+        let (s, _) = h
+            .post(
+                &format!("/threads/{t}/runs/wait"),
+                json!({ "assistant_id": "job", "input": { "delay_ms": 1 } }),
+            )
+            .await;
+        assert_eq!(s, 200);
+    }
+    let (s, err) = h
+        .post(
+            &format!("/threads/{t}/runs"),
+            json!({ "assistant_id": "job", "input": {} }),
+        )
+        .await;
+    assert_eq!(s, 429, "{err}");
+    let other = h.thread().await;
+    let (s, _) = h
+        .post(
+            &format!("/threads/{other}/runs/wait"),
+            json!({ "assistant_id": "job", "input": { "delay_ms": 1 } }),
+        )
+        .await;
+    assert_eq!(s, 200, "other threads are not limited");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_is_reachable_over_http() {
+    let h = Harness::start().await;
+    let r = h
+        .http
+        .put(h.url("/store/items"))
+        .json(&json!({ "namespace": ["users", "ada"], "key": "prefs", "value": { "unit": "celsius" } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let (s, item) = h.get("/store/items?namespace=users.ada&key=prefs").await;
+    assert_eq!(s, 200);
+    assert_eq!(item["value"], json!({ "unit": "celsius" }));
+    let (_, hits) = h
+        .post(
+            "/store/items/search",
+            json!({ "namespace_prefix": ["users"], "filter": { "unit": "celsius" } }),
+        )
+        .await;
+    assert_eq!(hits["items"][0]["key"], "prefs");
+    let (_, ns) = h.post("/store/namespaces", json!({})).await;
+    assert_eq!(ns["namespaces"], json!([["users", "ada"]]));
+    let (s, err) = h
+        .http
+        .put(h.url("/store/items"))
+        .json(&json!({ "namespace": ["users"], "key": "k", "value": 3 }))
+        .send()
+        .await
+        .map(|r| r.status().as_u16())
+        .map(|s| (s, ()))
+        .unwrap();
+    assert_eq!(s, 422, "{err:?}");
+    let r = h
+        .http
+        .delete(h.url("/store/items"))
+        .json(&json!({ "namespace": ["users", "ada"], "key": "prefs" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    assert_eq!(
+        h.get("/store/items?namespace=users.ada&key=prefs").await.0,
+        404
+    );
+}

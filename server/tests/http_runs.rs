@@ -1,0 +1,402 @@
+//! Runs over HTTP on the embedded SQLite queue: streaming, interrupts and resume,
+//! double-texting, cancellation, re-attaching, shutdown.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Harness, parse_sse};
+use serde_json::{Value, json};
+
+fn events<'a>(all: &'a [(String, Value, Option<String>)], name: &str) -> Vec<&'a Value> {
+    all.iter()
+        .filter(|(e, _, _)| e == name)
+        .map(|(_, d, _)| d)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_run_sends_metadata_then_each_mode_then_end() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let r = h
+        .http
+        .post(h.url(&format!("/threads/{t}/runs/stream")))
+        .json(&json!({ "assistant_id": "job", "input": { "delay_ms": 1 },
+                        "stream_mode": ["values", "updates", "custom"] }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let location = r.headers()["content-location"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let all = h.sse(r).await;
+    assert_eq!(all[0].0, "metadata");
+    let run_id = all[0].1["run_id"].as_str().unwrap();
+    assert_eq!(location, format!("/threads/{t}/runs/{run_id}"));
+    assert_eq!(all.last().unwrap().0, "end");
+    let ids: Vec<i64> = all
+        .iter()
+        .map(|(_, _, id)| id.as_ref().unwrap().parse().unwrap())
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids ascend: {ids:?}");
+    let updates = events(&all, "updates");
+    let nodes: Vec<&str> = updates
+        .iter()
+        .flat_map(|u| u.as_object().unwrap().keys())
+        .map(String::as_str)
+        .collect();
+    assert_eq!(nodes, ["first", "second", "question"]);
+    assert_eq!(updates[0]["first"], json!({ "log": ["first"], "count": 1 }));
+    assert_eq!(events(&all, "custom"), [&json!({ "progress": "halfway" })]);
+    let last = events(&all, "values").last().copied().unwrap().clone();
+    assert_eq!(last["log"], json!(["first", "second"]));
+    assert_eq!(last["count"], 2);
+    // The thread remembers the graph and the values.
+    let (_, thread) = h.get(&format!("/threads/{t}")).await;
+    assert_eq!(thread["status"], "idle");
+    assert_eq!(thread["metadata"]["graph_id"], "job");
+    assert_eq!(thread["values"]["count"], 2);
+    let (_, run) = h.run(&t, run_id).await;
+    assert_eq!(run["status"], "success");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_pauses_the_thread_and_a_command_resumes_it() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let (status, out) = h
+        .post(
+            &format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "job", "input": { "ask": true } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(
+        out["__interrupt__"][0]["value"],
+        json!({ "question": "go on?" })
+    );
+    let (_, state) = h.get(&format!("/threads/{t}/state")).await;
+    assert_eq!(state["next"], json!(["question"]));
+    assert_eq!(
+        state["tasks"][0]["interrupts"][0]["value"]["question"],
+        "go on?"
+    );
+    let (_, thread) = h.get(&format!("/threads/{t}")).await;
+    assert_eq!(thread["status"], "interrupted");
+    assert!(thread["interrupts"]["question"].is_array(), "{thread}");
+
+    let (status, out) = h
+        .post(
+            &format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "job", "command": { "resume": "yes" } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(out["answer"], "yes");
+    assert_eq!(out["log"], json!(["first", "second", "answered"]));
+    let (_, thread) = h.get(&format!("/threads/{t}")).await;
+    assert_eq!(thread["status"], "idle");
+
+    // Nothing waits any more: a second resume is refused, and no run is queued.
+    let (status, err) = h
+        .post(
+            &format!("/threads/{t}/runs"),
+            json!({ "assistant_id": "job", "command": { "resume": "again" } }),
+        )
+        .await;
+    assert_eq!(status, 409, "{err}");
+    assert!(
+        err["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not waiting on an interrupt"),
+        "{err}"
+    );
+    let (_, runs) = h.get(&format!("/threads/{t}/runs")).await;
+    assert_eq!(runs.as_array().unwrap().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn double_texting_follows_the_multitask_strategy() {
+    let h = Harness::start().await;
+    let slow = json!({ "delay_ms": 400 });
+    // reject: a 409 while the thread is busy, and nothing queued.
+    let t = h.thread().await;
+    let first = h
+        .background(&t, json!({ "assistant_id": "job", "input": slow }))
+        .await;
+    let (status, err) = h
+        .post(
+            &format!("/threads/{t}/runs"),
+            json!({ "assistant_id": "job", "input": {}, "multitask_strategy": "reject" }),
+        )
+        .await;
+    assert_eq!(status, 409, "{err}");
+    h.join(&t, &first).await;
+    let (_, runs) = h.get(&format!("/threads/{t}/runs")).await;
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+
+    // enqueue: the second runs after the first, on its state.
+    let t = h.thread().await;
+    let a = h
+        .background(&t, json!({ "assistant_id": "job", "input": slow }))
+        .await;
+    let b = h.background(&t, json!({ "assistant_id": "job", "input": { "delay_ms": 1 }, "multitask_strategy": "enqueue" })).await;
+    let out = h.join(&t, &b).await;
+    assert_eq!(out["log"], json!(["first", "second", "first", "second"]));
+    assert_eq!(h.run(&t, &a).await.1["status"], "success");
+
+    // interrupt: the first stops where it is (its finished steps stay), the second runs.
+    let t = h.thread().await;
+    let a = h
+        .background(&t, json!({ "assistant_id": "job", "input": slow }))
+        .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let b = h.background(&t, json!({ "assistant_id": "job", "input": { "delay_ms": 1 }, "multitask_strategy": "interrupt" })).await;
+    let out = h.join(&t, &b).await;
+    assert_eq!(h.run(&t, &a).await.1["status"], "interrupted");
+    assert_eq!(out["log"][0], "first", "{out}");
+    assert_eq!(
+        out["count"].as_u64().unwrap(),
+        out["log"].as_array().unwrap().len() as u64
+    );
+    assert!(
+        out["log"].as_array().unwrap().len() >= 3,
+        "the interrupted run's first step stays: {out}"
+    );
+
+    // rollback: the first run is deleted with its checkpoints; the second starts
+    // from the state before it.
+    let t = h.thread().await;
+    h.post(
+        &format!("/threads/{t}/runs/wait"),
+        json!({ "assistant_id": "job", "input": { "delay_ms": 1 } }),
+    )
+    .await;
+    let a = h
+        .background(&t, json!({ "assistant_id": "job", "input": slow }))
+        .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let b = h.background(&t, json!({ "assistant_id": "job", "input": { "delay_ms": 1 }, "multitask_strategy": "rollback" })).await;
+    let out = h.join(&t, &b).await;
+    assert_eq!(h.run(&t, &a).await.0, 404);
+    assert_eq!(
+        out["log"],
+        json!(["first", "second", "first", "second"]),
+        "{out}"
+    );
+    assert_eq!(out["delay_ms"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_run_stops_and_frees_its_thread() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let run = h
+        .background(
+            &t,
+            json!({ "assistant_id": "job", "input": { "delay_ms": 2000 } }),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = h
+        .http
+        .post(h.url(&format!(
+            "/threads/{t}/runs/{run}/cancel?wait=1&action=interrupt"
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let (_, record) = h.run(&t, &run).await;
+    assert_eq!(record["status"], "interrupted");
+    let (_, thread) = h.get(&format!("/threads/{t}")).await;
+    assert_eq!(thread["status"], "idle");
+    // The thread takes a new run at once.
+    let (status, _) = h
+        .post(
+            &format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "job", "input": { "delay_ms": 1 } }),
+        )
+        .await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_leaves_the_run_going_and_can_re_attach() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let r = h
+        .http
+        .post(h.url(&format!("/threads/{t}/runs/stream")))
+        .json(&json!({ "assistant_id": "job", "input": { "delay_ms": 300 }, "stream_mode": ["updates"] }))
+        .send()
+        .await
+        .unwrap();
+    let mut body = futures::StreamExt::boxed(r.bytes_stream());
+    let first = futures::StreamExt::next(&mut body).await.unwrap().unwrap();
+    let text = String::from_utf8_lossy(&first).to_string();
+    let run_id = text
+        .split("\"run_id\":\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    drop(body); // the client disconnects
+    let out = h.join(&t, &run_id).await;
+    assert_eq!(out["log"], json!(["first", "second"]));
+    // Re-attaching replays every stored event; with Last-Event-ID only the later ones.
+    let all = parse_sse(
+        h.http
+            .get(h.url(&format!("/threads/{t}/runs/{run_id}/stream")))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(all.first().unwrap().0, "metadata");
+    assert_eq!(all.last().unwrap().0, "end");
+    let after = all[1].2.clone().unwrap();
+    let rest = parse_sse(
+        h.http
+            .get(h.url(&format!("/threads/{t}/runs/{run_id}/stream")))
+            .header("Last-Event-ID", &after)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(rest.len(), all.len() - 2);
+    assert_eq!(rest[0].2, all[2].2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_hands_a_run_back_and_the_next_start_finishes_it_without_redoing_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.sqlite");
+    let start = || {
+        stategraph_server::Server::new()
+            .graph("job", common::job_graph())
+            .sqlite(&path)
+            .lease(Duration::from_secs(1))
+            .bind("127.0.0.1:0")
+    };
+    let running = start().await.unwrap();
+    let base = format!("http://{}", running.local_addr());
+    let http = reqwest::Client::new();
+    let t: Value = http
+        .post(format!("{base}/threads"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let t = t["thread_id"].as_str().unwrap().to_string();
+    let run: Value = http
+        .post(format!("{base}/threads/{t}/runs"))
+        .json(&json!({ "assistant_id": "job", "input": { "delay_ms": 700 } }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let run = run["run_id"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(1000)).await; // `first` is done, `second` is running
+    running.shutdown().await.unwrap();
+
+    let running = start().await.unwrap();
+    let base = format!("http://{}", running.local_addr());
+    let out: Value = http
+        .get(format!("{base}/threads/{t}/runs/{run}/join"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        out["log"],
+        json!(["first", "second"]),
+        "no step ran twice: {out}"
+    );
+    assert_eq!(out["count"], 2);
+    let record: Value = http
+        .get(format!("{base}/threads/{t}/runs/{run}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(record["status"], "success");
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_run_returns_its_values_and_leaves_no_thread() {
+    let h = Harness::start().await;
+    let (status, out) = h
+        .post(
+            "/runs/wait",
+            json!({ "assistant_id": "job", "input": { "delay_ms": 1 } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(out["count"], 2);
+    let (_, threads) = h.post("/threads/search", json!({})).await;
+    assert_eq!(threads, json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_does_not_wait_for_open_streams_or_waiting_clients() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let stream = h
+        .http
+        .post(h.url(&format!("/threads/{t}/runs/stream")))
+        .json(&json!({ "assistant_id": "job", "input": { "delay_ms": 5000 } }))
+        .send()
+        .await
+        .unwrap();
+    let waiting = {
+        let (http, url) = (h.http.clone(), h.url(&format!("/threads/{t}/runs/wait")));
+        tokio::spawn(async move {
+            http.post(url)
+                .json(
+                    &json!({ "assistant_id": "job", "input": {}, "multitask_strategy": "enqueue" }),
+                )
+                .send()
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(5), h.running.shutdown())
+        .await
+        .expect("shutdown is not held up by an open stream")
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(4));
+    let events = parse_sse(stream).await;
+    assert_eq!(events[0].0, "metadata");
+    assert!(
+        events.iter().all(|(e, _, _)| e != "end"),
+        "the run did not end: it goes back to the queue"
+    );
+    if let Ok(Ok(r)) = waiting.await {
+        assert_eq!(r.status(), 503);
+    }
+}
