@@ -509,6 +509,56 @@ async def main(url: str) -> int:
 
     await check("if_not_exists='create' makes the thread; default rejects with 404", if_not_exists)
 
+    async def breakpoint():
+        thread = await new_thread(client, "breakpoint")
+        values = await client.runs.wait(thread, aid, input={"topic": TOPIC}, interrupt_before=["write"])
+        expect(values.get("findings") and not values.get("draft"), f"values at the breakpoint: {short(values)}")
+        snapshot = await client.threads.get_state(thread)
+        expect(list(snapshot["next"]) == ["write"], f"next at the breakpoint: {snapshot['next']!r}")
+        status = (await client.threads.get(thread))["status"]
+        expect(status == "interrupted", f"thread status at a breakpoint: {status!r}")
+        # No input, no command: carry on from the breakpoint.
+        carried = await client.runs.wait(thread, aid)
+        expect(carried.get("draft"), f"continuing from the breakpoint: {short(carried)}")
+        after = await client.threads.get_state(thread)
+        expect(list(after["next"]) == ["approve"], f"next after continuing: {after['next']!r}")
+
+    await check("interrupt_before pauses at a node; a run without input continues", breakpoint)
+
+    async def failing_run():
+        # update_state before any run: the thread names its graph (LangGraph needs that).
+        created = await client.threads.create(metadata={"suite": TAG, "kind": "error"}, graph_id=GRAPH)
+        thread = created["thread_id"]
+        # A question no search backend answers: its research task fails.
+        await client.threads.update_state(
+            thread,
+            {"topic": TOPIC, "questions": [{"id": "astrology", "angle": "astrology", "text": "?"}]},
+            as_node="plan",
+        )
+        parts = []
+        async for part in client.runs.stream(thread, aid, stream_mode="updates"):
+            parts.append(part)
+        errors = [p.data for p in parts if p.event == "error"]
+        expect(len(errors) == 1, f"error events: {short(errors)} in {[p.event for p in parts]}")
+        expect(
+            isinstance(errors[0], dict) and errors[0].get("error") and "astrology" in str(errors[0].get("message")),
+            f"error event data: {short(errors[0])}",
+        )
+        runs = await client.runs.list(thread)
+        expect(runs and runs[0]["status"] == "error", f"failed run status: {short([r['status'] for r in runs])}")
+        status = (await client.threads.get(thread))["status"]
+        expect(status == "error", f"thread status after a failed run: {status!r}")
+        try:
+            await client.runs.wait(thread, aid)
+        except httpx.HTTPStatusError as error:
+            raise CheckFailed(f"runs.wait of a failing run answered HTTP {http_status(error)}, not a 200 with __error__")
+        except Exception as error:  # noqa: BLE001 - the SDK raises a bare Exception for `__error__`
+            expect("astrology" in str(error), f"runs.wait raised {error!r}")
+        else:
+            raise CheckFailed("runs.wait of a failing run returned normally")
+
+    await check("a failing run: error event, run and thread status error, wait raises", failing_run)
+
     # ---------------------------------------------------------------- multitask strategies
     async def reject():
         thread = await new_thread(client, "reject")
