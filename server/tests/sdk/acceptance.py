@@ -516,12 +516,12 @@ async def main(url: str) -> int:
         snapshot = await client.threads.get_state(thread)
         expect(list(snapshot["next"]) == ["write"], f"next at the breakpoint: {snapshot['next']!r}")
         status = (await client.threads.get(thread))["status"]
-        expect(status == "interrupted", f"thread status at a breakpoint: {status!r}")
         # No input, no command: carry on from the breakpoint.
         carried = await client.runs.wait(thread, aid)
         expect(carried.get("draft"), f"continuing from the breakpoint: {short(carried)}")
         after = await client.threads.get_state(thread)
         expect(list(after["next"]) == ["approve"], f"next after continuing: {after['next']!r}")
+        expect(status == "interrupted", f"thread status at the breakpoint was {status!r}")
 
     await check("interrupt_before pauses at a node; a run without input continues", breakpoint)
 
