@@ -683,6 +683,28 @@ async def main(url: str) -> int:
 
     await check("resume of a thread that is not interrupted: 4xx", resume_not_interrupted)
 
+    async def fork():
+        wanted = state.get("interrupted_checkpoint")
+        expect(wanted, "no checkpoint id saved at the interrupt")
+        at_interrupt = await client.threads.get_state(tid, checkpoint_id=wanted)
+        parent = (at_interrupt.get("parent_checkpoint") or {}).get("checkpoint_id")
+        expect(parent, f"the interrupt's checkpoint has no parent: {short(at_interrupt.get('parent_checkpoint'))}")
+        before = len(await client.threads.get_history(tid, limit=100))
+        # Time travel: replay from the step before the approval; it asks again.
+        again = await client.runs.wait(tid, aid, checkpoint_id=parent)
+        expect(again.get("__interrupt__"), f"replaying did not reach the approval again: {short(again)}")
+        expect(again.get("report") is None, "the replay kept the published report")
+        values = await client.runs.wait(tid, aid, command={"resume": {"decision": "reject"}})
+        expect(values.get("verdict") == {"decision": "reject"}, f"the fork's verdict: {short(values.get('verdict'))}")
+        expect(values.get("report") is None, "the fork published")
+        history = await client.threads.get_history(tid, limit=100)
+        expect(len(history) > before, f"the fork added no checkpoints ({before} → {len(history)})")
+        expect(wanted in [s["checkpoint"]["checkpoint_id"] for s in history], "the old branch is gone from the history")
+        old = await client.threads.get_state(tid, checkpoint_id=wanted)
+        expect(list(old["next"]) == ["approve"], "the old branch's checkpoint changed")
+
+    await check("runs.wait with checkpoint_id replays from an old checkpoint (a fork)", fork)
+
     # ---------------------------------------------------------------- store (sync client)
     def store_checks() -> None:
         sync = get_sync_client(url=url, api_key=None)
