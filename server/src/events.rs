@@ -127,7 +127,9 @@ fn updates_json<S: GraphState>(updates: &[S::Update]) -> Value {
 }
 
 fn values_json<S: GraphState>(values: &S) -> Value {
-    state_to_json(values).unwrap_or_else(|e| json!({ "__error__": e.to_string() }))
+    let mut v = state_to_json(values).unwrap_or_else(|e| json!({ "__error__": e.to_string() }));
+    crate::served::chat_output::<S>(&mut v);
+    v
 }
 
 /// The wire events for one typed event, given the requested modes.
@@ -166,17 +168,12 @@ pub(crate) fn to_wire<S: GraphState>(event: &StreamEvent<S>, modes: Modes) -> Ve
                 json!({ "type": kind, "step": step, "timestamp": timestamp, "payload": payload }),
             )
         }
-        StreamEvent::Interrupt { interrupts } => {
-            let data = json!({ "__interrupt__": interrupts_json(interrupts) });
-            let mut out = Vec::new();
-            if modes.wants(StreamMode::UPDATES) {
-                out.push(("updates".to_string(), data.clone()));
-            }
-            if modes.wants(StreamMode::VALUES) {
-                out.push(("values".to_string(), data));
-            }
-            out
-        }
+        // As LangGraph streams it: in `updates`; the last `values` event stays the
+        // state (a client showing the last values must not see only the interrupt).
+        StreamEvent::Interrupt { interrupts } if modes.wants(StreamMode::UPDATES) => one(
+            "updates",
+            json!({ "__interrupt__": interrupts_json(interrupts) }),
+        ),
         StreamEvent::Subgraph { ns, event } if modes.subgraphs() => subgraph_wire(ns, event)
             .map(|(mode, data)| vec![(format!("{mode}|{ns}"), data)])
             .unwrap_or_default(),

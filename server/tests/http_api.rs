@@ -18,8 +18,8 @@ async fn assistants_describe_each_graph_its_shape_and_schemas() {
         .iter()
         .map(|a| a["graph_id"].as_str().unwrap())
         .collect();
-    assert_eq!(graphs, ["job", "research"]);
-    let id = list[0]["assistant_id"].as_str().unwrap();
+    assert_eq!(graphs, ["chat", "job", "nested", "research"]);
+    let id = list[1]["assistant_id"].as_str().unwrap();
     let (status, by_id) = h.get(&format!("/assistants/{id}")).await;
     assert_eq!(status, 200);
     assert_eq!(by_id["graph_id"], "job");
@@ -53,7 +53,7 @@ async fn assistants_describe_each_graph_its_shape_and_schemas() {
         err["detail"]
             .as_str()
             .unwrap()
-            .contains("serving graphs: job, research"),
+            .contains("serving graphs: chat, job, nested, research"),
         "{err}"
     );
 }
@@ -382,7 +382,53 @@ async fn the_store_is_reachable_over_http() {
         .unwrap();
     assert_eq!(r.status(), 204);
     assert_eq!(
-        h.get("/store/items?namespace=users.ada&key=prefs").await.0,
-        404
+        h.get("/store/items?namespace=users.ada&key=prefs").await,
+        (200, Value::Null)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_messages_go_in_and_come_out_as_langgraph_clients_write_them() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let (s, out) = h
+        .post(&format!("/threads/{t}/runs/wait"), json!({ "assistant_id": "chat", "input": { "messages": [{ "type": "human", "content": "hi" }] } }))
+        .await;
+    assert_eq!(s, 200, "{out}");
+    let messages = out["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(
+        (messages[0]["type"].as_str(), messages[0]["role"].as_str()),
+        (Some("human"), Some("user"))
+    );
+    assert_eq!(
+        (
+            messages[1]["type"].as_str(),
+            messages[1]["content"].as_str()
+        ),
+        (Some("ai"), Some("echo: hi"))
+    );
+    // The role form and a bare string work too; a message of the wrong shape is a 422.
+    let (s, out) = h
+        .post(
+            &format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "chat", "input": { "messages": "again" } }),
+        )
+        .await;
+    assert_eq!(s, 200, "{out}");
+    assert_eq!(out["messages"][3]["content"], "echo: again");
+    let (s, err) = h
+        .post(
+            &format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "chat", "input": { "messages": [{ "type": "human" }] } }),
+        )
+        .await;
+    assert_eq!(s, 422, "{err}");
+    assert!(
+        err["errors"][0]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("$.input.messages"),
+        "{err}"
     );
 }

@@ -400,3 +400,44 @@ async fn shutdown_does_not_wait_for_open_streams_or_waiting_clients() {
         assert_eq!(r.status(), 503);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subgraphs_events_are_named_mode_bar_namespace() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let r = h
+        .http
+        .post(h.url(&format!("/threads/{t}/runs/stream")))
+        .json(
+            &json!({ "assistant_id": "nested", "input": { "delay_ms": 1 },
+                        "stream_mode": ["updates"], "stream_subgraphs": true }),
+        )
+        .send()
+        .await
+        .unwrap();
+    let all = h.sse(r).await;
+    let child: Vec<&(String, Value, Option<String>)> = all
+        .iter()
+        .filter(|(e, _, _)| e.starts_with("updates|inner:"))
+        .collect();
+    let nodes: Vec<&str> = child
+        .iter()
+        .flat_map(|(_, d, _)| d.as_object().unwrap().keys())
+        .map(String::as_str)
+        .collect();
+    assert_eq!(nodes, ["first", "second", "question"], "{all:?}");
+    assert_eq!(child[0].1["first"]["log"], json!(["first"]));
+    let parent: Vec<&Value> = events(&all, "updates");
+    assert_eq!(parent.len(), 1);
+    assert_eq!(parent[0]["inner"]["log"], json!(["first", "second"]));
+    // Without `stream_subgraphs` only the parent's events come.
+    let r = h
+        .http
+        .post(h.url(&format!("/threads/{t}/runs/stream")))
+        .json(&json!({ "assistant_id": "nested", "input": {}, "stream_mode": "updates" }))
+        .send()
+        .await
+        .unwrap();
+    let all = h.sse(r).await;
+    assert!(all.iter().all(|(e, _, _)| !e.contains('|')), "{all:?}");
+}

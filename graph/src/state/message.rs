@@ -21,6 +21,7 @@ pub trait MessageLike: Clone {
 }
 
 /// Who wrote a [`Message`].
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -35,6 +36,7 @@ pub enum Role {
 }
 
 /// A request from the model to call a tool.
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// Id the tool's answer refers back to.
@@ -46,6 +48,7 @@ pub struct ToolCall {
 }
 
 /// A chat message, for states that hold a conversation with `#[reducer(messages)]`.
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// Stable id; the reducer assigns one when it is `None`.

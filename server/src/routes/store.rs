@@ -123,6 +123,8 @@ struct ItemRef {
     key: String,
 }
 
+/// The item, or `null` when there is none (as LangGraph Platform answers: its
+/// clients test for `None`).
 async fn get_item(
     State(app): State<Arc<App>>,
     Query(q): Query<ItemRef>,
@@ -139,11 +141,8 @@ async fn get_item(
         .store
         .get(&labels(&ns), &q.key)
         .await
-        .map_err(store_error)?
-        .ok_or_else(|| {
-            ApiError::not_found(format!("item {} in namespace {}", q.key, ns.join(".")))
-        })?;
-    Ok(Json(item_json(&item, None)))
+        .map_err(store_error)?;
+    Ok(Json(item.map_or(Value::Null, |i| item_json(&i, None))))
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -3,6 +3,7 @@
 //! key or a wrong type is a 422 naming the field, never dropped); values go out
 //! through the channels' codecs, so a state need not implement `Serialize`.
 
+mod chat;
 mod state;
 
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use tokio::sync::mpsc;
 
 use crate::error::ApiError;
 use crate::events::{Modes, interrupts_json, to_wire};
+pub(crate) use chat::output as chat_output;
 pub(crate) use state::update_response;
 
 /// `command` of a run request: resume an interrupt, write an update, go to nodes.
@@ -160,7 +162,7 @@ fn run_error(e: RunError) -> ApiError {
 
 impl<S: GraphState> Entry<S> {
     fn decode(&self, value: &Value, at: &str) -> Result<S::Update, ApiError> {
-        update_from_json::<S>(value.clone()).map_err(|e| {
+        update_from_json::<S>(chat::input::<S>(value.clone())).map_err(|e| {
             let mut err = input_error(e);
             for (path, _) in &mut err.errors {
                 *path = path.replacen('$', at, 1);
@@ -317,7 +319,9 @@ impl<S: GraphState> Entry<S> {
         let config = RunConfig::new().thread(thread_id);
         let snapshot = self.graph.get_state(&config).await.map_err(run_error)?;
         Ok(snapshot.map(|s| {
-            let values = stategraph::state::state_to_json(&s.values).unwrap_or_else(|_| json!({}));
+            let mut values =
+                stategraph::state::state_to_json(&s.values).unwrap_or_else(|_| json!({}));
+            chat::output::<S>(&mut values);
             (values, interrupts_json(&s.interrupts))
         }))
     }

@@ -49,7 +49,9 @@ fn subgraph_json(s: &SubgraphState) -> Value {
 
 /// `ThreadState`: values, next, tasks, checkpoint, metadata, interrupts.
 pub(crate) fn snapshot_json<S: GraphState>(s: &StateSnapshot<S>) -> Value {
-    let values = state_to_json(&s.values).unwrap_or_else(|e| json!({ "__error__": e.to_string() }));
+    let mut values =
+        state_to_json(&s.values).unwrap_or_else(|e| json!({ "__error__": e.to_string() }));
+    super::chat::output::<S>(&mut values);
     json!({
         "values": values,
         "next": s.next,

@@ -67,6 +67,16 @@ pub fn job_graph() -> StateGraph<Job> {
     g
 }
 
+/// `outer` runs `job_graph` (compiled in memory) as its subgraph `inner`, sharing
+/// the state.
+pub fn nested_graph() -> StateGraph<Job> {
+    let child = job_graph().compile().expect("the child compiles");
+    let mut g = StateGraph::<Job>::new();
+    let inner = g.add_subgraph(stategraph::Subgraph::shared("inner", child));
+    g.add_edge(START, &inner).add_edge(&inner, END);
+    g
+}
+
 /// A running server and a client for it.
 pub struct Harness {
     pub running: Running,
@@ -87,6 +97,8 @@ impl Harness {
         let server = Server::new()
             .graph("job", job_graph())
             .graph("research", stategraph_examples::research::graph())
+            .graph("nested", nested_graph())
+            .graph("chat", chat_graph())
             .sqlite(dir.path().join("server.sqlite"))
             .lease(Duration::from_secs(2));
         let running = configure(server)
@@ -205,4 +217,29 @@ pub async fn parse_sse(response: reqwest::Response) -> Vec<(String, Value, Optio
         }
     }
     out
+}
+
+/// A chat: every user message gets an echo.
+#[derive(GraphState, schemars::JsonSchema, Clone, Debug, Default)]
+pub struct Chat {
+    /// The conversation.
+    #[reducer(messages)]
+    pub messages: Vec<Message>,
+}
+
+#[node]
+fn echo(chat: &Chat) -> ChatUpdate {
+    let last = chat
+        .messages
+        .last()
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    Chat::update().messages([Message::assistant(format!("echo: {last}"))])
+}
+
+/// START → echo → END.
+pub fn chat_graph() -> StateGraph<Chat> {
+    let mut g = StateGraph::<Chat>::new();
+    g.add_node(echo).add_edge(START, echo).add_edge(echo, END);
+    g
 }
