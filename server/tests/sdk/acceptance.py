@@ -99,6 +99,13 @@ async def expect_status(call, statuses: range | set[int], what: str) -> httpx.HT
     raise CheckFailed(f"{what}: expected an HTTP error, got a success: {short(result)}")
 
 
+def missing_keys(wanted: set[str], items: list[dict], what: str) -> None:
+    """Every item must have every key in `wanted`."""
+    for item in items:
+        lacking = sorted(wanted - set(item))
+        expect(not lacking, f"a {what} lacks {lacking}: {short(item)}")
+
+
 def error_text(error: httpx.HTTPStatusError) -> str:
     return error.response.text if error.response is not None else str(error)
 
@@ -494,6 +501,49 @@ async def main(url: str) -> int:
         expect(NODES <= set(nodes), f"stateless updates came from {sorted(set(nodes))}")
 
     await check("stateless runs.stream (thread_id=None)", stateless_stream)
+
+    async def stateless_threads():
+        made: list[dict] = []
+        kept = await client.runs.wait(
+            None, aid, input={"topic": "kept " + TAG}, on_completion="keep", on_run_created=made.append
+        )
+        expect(kept.get("draft"), f"stateless run with on_completion=keep: {short(kept)}")
+        expect(made and made[0].get("thread_id"), f"on_run_created got {made} (from Content-Location)")
+        thread = await client.threads.get(made[0]["thread_id"])
+        expect(thread["values"].get("topic") == "kept " + TAG, f"the kept thread: {short(thread)}")
+        made.clear()
+        await client.runs.wait(None, aid, input={"topic": "dropped " + TAG}, on_run_created=made.append)
+        expect(made and made[0].get("thread_id"), f"on_run_created got {made}")
+        await expect_status(lambda: client.threads.get(made[0]["thread_id"]), {404}, "the temporary thread of a stateless run")
+
+    await check("stateless runs: on_completion keep / delete (default) the thread", stateless_threads)
+
+    async def task_modes():
+        thread = await new_thread(client, "task-modes")
+        parts = []
+        async for part in client.runs.stream(thread, aid, input={"topic": TOPIC}, stream_mode=["tasks", "checkpoints", "debug"]):
+            parts.append(part)
+        names = {p.event for p in parts}
+        expect({"tasks", "checkpoints", "debug"} <= names, f"event names: {sorted(names)}")
+        tasks = [p.data for p in parts if p.event == "tasks"]
+        starts = [t for t in tasks if "input" in t]
+        results = [t for t in tasks if "result" in t]
+        expect(starts and results, f"{len(starts)} task starts, {len(results)} task results")
+        missing_keys({"id", "name", "input", "triggers"}, starts, "task start")
+        missing_keys({"id", "name", "error", "interrupts", "result"}, results, "task result")
+        expect(sum(1 for t in starts if t["name"] == "research") == len(ANGLES) + 1, "one task start per research task")
+        research = next(t for t in starts if t["name"] == "research")
+        expect(research["input"].get("id") in ANGLES, f"a research task's input is its Send payload: {short(research['input'])}")
+        checkpoints = [p.data for p in parts if p.event == "checkpoints"]
+        expect(checkpoints, "no checkpoints events")
+        missing_keys({"config", "metadata", "values", "next", "parent_config", "tasks"}, checkpoints, "checkpoints event")
+        expect(checkpoints[-1]["next"] == ["approve"], f"last checkpoint's next: {checkpoints[-1]['next']}")
+        debug = [p.data for p in parts if p.event == "debug"]
+        kinds = {d.get("type") for d in debug}
+        expect({"checkpoint", "task", "task_result"} <= kinds, f"debug event types: {sorted(map(str, kinds))}")
+        missing_keys({"step", "timestamp", "type", "payload"}, debug, "debug event")
+
+    await check("stream modes tasks / checkpoints / debug carry the SDK's shapes", task_modes)
 
     async def if_not_exists():
         thread = str(uuid.uuid4())
