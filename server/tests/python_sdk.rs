@@ -1,7 +1,7 @@
 //! LangGraph's own Python client, `langgraph-sdk`, drives the server: the acceptance
 //! script `tests/sdk/acceptance.py` covers assistants, threads, state and history,
 //! streamed, background, joined and stateless runs, every multitask strategy, the error
-//! statuses and the store, using nothing but the SDK's client methods.
+//! statuses, the store and API keys, using nothing but the SDK's client methods.
 //!
 //! The python comes from `STATEGRAPH_SDK_PYTHON` (a python executable with
 //! `langgraph-sdk` installed; `.ci/run` makes one). Without it the test says so on
@@ -16,6 +16,9 @@ use tokio::process::Command;
 
 const SKIPPED: &str =
     "SKIPPED: set STATEGRAPH_SDK_PYTHON to a python with langgraph-sdk (see .ci/run)";
+
+/// The key of the second server, which checks the SDK's `api_key`.
+const API_KEY: &str = "sdk-acceptance-key";
 
 /// The whole script; each of its checks has its own, shorter limit.
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -34,12 +37,25 @@ async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Err
         .bind("127.0.0.1:0")
         .await?;
     let url = format!("http://{}", running.local_addr());
+    // A second server of the same graph that wants an API key, for the SDK's `api_key`.
+    let keyed = Server::new()
+        .graph("research", stategraph_examples::research::graph())
+        .sqlite(dir.path().join("keyed.sqlite"))
+        .api_key(API_KEY)
+        .bind("127.0.0.1:0")
+        .await?;
+    let keyed_url = format!("http://{}", keyed.local_addr());
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/acceptance.py");
-    println!("{} {script} {url}", python.to_string_lossy());
+    println!(
+        "{} {script} {url} {keyed_url} {API_KEY}",
+        python.to_string_lossy()
+    );
 
     let mut child = Command::new(&python)
         .arg(script)
         .arg(&url)
+        .arg(&keyed_url)
+        .arg(API_KEY)
         .env("PYTHONUNBUFFERED", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -90,6 +106,7 @@ async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Err
         }
     };
     running.shutdown().await?;
+    keyed.shutdown().await?;
 
     let Some(status) = status else {
         panic!(

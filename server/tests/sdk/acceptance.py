@@ -1,6 +1,10 @@
 """Drives a stategraph server with LangGraph's own Python client, `langgraph-sdk`.
 
-Usage: python acceptance.py <base_url>
+Usage: python acceptance.py [--langgraph] <base_url> [<keyed_url> <api_key>]
+
+`keyed_url` is a second server of the same graph that requires `api_key`. `--langgraph`
+skips the checks of what stategraph's server promises beyond LangGraph's (strict input,
+refused options), to run the same script against LangGraph's own server.
 
 Only the SDK's client methods are used (`get_client`, `get_sync_client`): no request is
 built by hand, so whatever passes here works for any program written against the SDK.
@@ -21,7 +25,13 @@ import uuid
 
 import httpx
 from langgraph_sdk import get_client, get_sync_client
-from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
+from langgraph_sdk.errors import (
+    AuthenticationError,
+    ConflictError,
+    NotFoundError,
+    PermissionDeniedError,
+    UnprocessableEntityError,
+)
 
 GRAPH = "research"
 TOPIC = "Should a small team move its backend services to Rust?"
@@ -32,6 +42,8 @@ NODES = {"plan", "research", "write", "review"}
 # see each other's data.
 TAG = uuid.uuid4().hex[:12]
 CHECK_TIMEOUT = 60.0
+# Checks of what stategraph's server documents beyond LangGraph's (`--langgraph` turns them off).
+STATEGRAPH = True
 
 failures: list[str] = []
 
@@ -135,7 +147,7 @@ async def new_thread(client, kind: str) -> str:
     return thread["thread_id"]
 
 
-async def main(url: str) -> int:
+async def main(url: str, keyed: tuple[str, str] | None) -> int:
     client = get_client(url=url, api_key=None)
     state: dict[str, object] = {"assistant": GRAPH}
 
@@ -701,7 +713,8 @@ async def main(url: str) -> int:
         listed = await client.runs.list(thread)
         expect(listed == [], f"rejected inputs created runs: {short(listed)}")
 
-    await check("bad input: 422 naming the unknown key / mistyped field", unknown_key)
+    if STATEGRAPH:  # LangGraph accepts unknown input keys
+        await check("bad input: 422 naming the unknown key / mistyped field", unknown_key)
 
     async def unknown_thread():
         missing = str(uuid.uuid4())
@@ -731,7 +744,8 @@ async def main(url: str) -> int:
             "resume of a finished thread",
         )
 
-    await check("resume of a thread that is not interrupted: 4xx", resume_not_interrupted)
+    if STATEGRAPH:  # LangGraph creates the run
+        await check("resume of a thread that is not interrupted: 4xx", resume_not_interrupted)
 
     async def fork():
         wanted = state.get("interrupted_checkpoint")
@@ -754,6 +768,20 @@ async def main(url: str) -> int:
         expect(list(old["next"]) == ["approve"], "the old branch's checkpoint changed")
 
     await check("runs.wait with checkpoint_id replays from an old checkpoint (a fork)", fork)
+
+    async def refused_options():
+        thread = await new_thread(client, "refused")
+        for option, value in (("after_seconds", 1), ("webhook", "http://127.0.0.1:9/hook")):
+            error = await expect_status(
+                lambda: client.runs.create(thread, aid, input={"topic": TOPIC}, **{option: value}),
+                {422},
+                f"a run with {option}",
+            )
+            expect(option in error_text(error), f"the 422 does not name `{option}`: {error_text(error)}")
+        expect(await client.runs.list(thread) == [], "a refused run was created")
+
+    if STATEGRAPH:
+        await check("after_seconds / webhook: 422, not silently ignored (stategraph)", refused_options)
 
     # ---------------------------------------------------------------- store (sync client)
     def store_checks() -> None:
@@ -802,6 +830,30 @@ async def main(url: str) -> int:
 
     await check("sync client: search, create, stream", sync_client)
 
+    if keyed is not None:
+        keyed_url, key = keyed
+
+        async def api_key():
+            good = get_client(url=keyed_url, api_key=key)
+            found = await good.assistants.search(graph_id=GRAPH)
+            expect(found and found[0]["graph_id"] == GRAPH, f"search with the key: {short(found)}")
+            thread = await good.threads.create()
+            expect(thread.get("thread_id"), f"create with the key: {short(thread)}")
+            try:
+                await get_client(url=keyed_url, api_key=None).assistants.search()
+            except AuthenticationError:
+                pass
+            else:
+                raise CheckFailed("a request without the key was answered")
+            try:
+                await get_client(url=keyed_url, api_key=key + "-wrong").threads.get(thread["thread_id"])
+            except PermissionDeniedError:
+                pass
+            else:
+                raise CheckFailed("a request with a wrong key was answered")
+
+        await check("api key: x-api-key from get_client(api_key=...); none 401, wrong 403", api_key)
+
     print()
     if failures:
         print(f"{len(failures)} check(s) failed: {', '.join(failures)}")
@@ -811,7 +863,12 @@ async def main(url: str) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: python acceptance.py <base_url>", file=sys.stderr)
+    args = sys.argv[1:]
+    if "--langgraph" in args:
+        # Against LangGraph's own server: skip what only stategraph promises.
+        args.remove("--langgraph")
+        STATEGRAPH = False
+    if len(args) not in (1, 3):
+        print("usage: python acceptance.py [--langgraph] <base_url> [<keyed_url> <api_key>]", file=sys.stderr)
         sys.exit(2)
-    sys.exit(asyncio.run(main(sys.argv[1])))
+    sys.exit(asyncio.run(main(args[0], (args[1], args[2]) if len(args) == 3 else None)))
