@@ -25,9 +25,14 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Error>> {
-    let Some(python) = std::env::var_os("STATEGRAPH_SDK_PYTHON") else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{SKIPPED}");
-        eprintln!("{SKIPPED}");
+    let Some(python) = std::env::var_os("STATEGRAPH_SDK_PYTHON").filter(|p| !p.is_empty()) else {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{SKIPPED}");
+        }
+        // Straight to the process's stderr: the test harness hides what passing tests
+        // print, and this notice should be seen.
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{SKIPPED}");
         return Ok(());
     };
     let dir = tempfile::tempdir()?;
