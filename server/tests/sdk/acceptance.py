@@ -485,6 +485,28 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
 
     await check("runs.join_stream with stream_mode", join_stream_modes)
 
+    async def resume_stream():
+        thread = await new_thread(client, "resumable")
+        run = await client.runs.create(
+            thread, aid, input={"topic": TOPIC}, stream_mode=["custom"], stream_resumable=True
+        )
+        first = []
+        async for part in client.runs.join_stream(thread, run["run_id"]):
+            first.append(part)
+        custom = [p for p in first if p.event == "custom"]
+        expect(len(custom) >= 10, f"only {len(custom)} custom events")
+        expect(all(p.id for p in custom), f"events without ids: {[p.id for p in custom][:5]}")
+        # Reconnect after the fifth custom event, as a client that lost its connection does.
+        cut = custom[4]
+        again = []
+        async for part in client.runs.join_stream(thread, run["run_id"], last_event_id=cut.id):
+            again.append(part)
+        rest = [(p.event, p.data) for p in again if p.event == "custom"]
+        want = [(p.event, p.data) for p in custom[5:]]
+        expect(rest == want, f"after Last-Event-ID {cut.id}: {short(rest[:3])}…, want {short(want[:3])}…")
+
+    await check("runs.join_stream with last_event_id replays what came after", resume_stream)
+
     async def wait():
         thread = await new_thread(client, "wait")
         values = await client.runs.wait(thread, aid, input={"topic": TOPIC})
