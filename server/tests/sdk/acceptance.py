@@ -393,8 +393,12 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         expect(tid in [t["thread_id"] for t in idle], "search(status=idle) misses the finished thread")
         none = await client.threads.search(metadata={"suite": TAG, "kind": "no such kind"})
         expect(none == [], f"search for a missing kind found {short(none)}")
+        count = await client.threads.count(metadata={"suite": TAG, "kind": "main"})
+        expect(count == 1, f"threads.count: {count!r}")
+        graphs = await client.assistants.count(graph_id=GRAPH)
+        expect(graphs >= 1, f"assistants.count: {graphs!r}")
 
-    await check("threads.search by metadata and status", search_threads)
+    await check("threads.search by metadata and status; threads / assistants count", search_threads)
 
     async def copy_thread():
         copied = await client.threads.copy(tid)
