@@ -221,6 +221,9 @@ fn checkpoint_json<S: GraphState>(event: &StreamEvent<S>) -> Value {
             "values": values_json(values),
             "metadata": metadata,
             "next": next,
+            "tasks": next.iter().map(|n| json!({ "name": n, "error": null, "interrupts": [], "state": null })).collect::<Vec<_>>(),
+            "checkpoint": crate::served::checkpoint_ref(config),
+            "parent_checkpoint": parent_config.as_ref().map(crate::served::checkpoint_ref),
         }),
         _ => Value::Null,
     }

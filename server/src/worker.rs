@@ -222,14 +222,20 @@ async fn execute(
         append(app, &run.run_id, rest).await;
     }
     match outcome {
-        Ok(RunEnd::Done { values, interrupts }) => {
-            let status = if interrupts.as_array().is_some_and(|a| !a.is_empty()) {
+        Ok(RunEnd::Done {
+            values,
+            interrupts,
+            paused,
+        }) => {
+            // As LangGraph reports it: a run that stopped with tasks left (an interrupt
+            // or a static breakpoint) leaves its thread interrupted.
+            let status = if paused {
                 ThreadStatus::Interrupted
             } else {
                 ThreadStatus::Idle
             };
             let mut output = values.clone();
-            if status == ThreadStatus::Interrupted
+            if interrupts.as_array().is_some_and(|a| !a.is_empty())
                 && let Value::Object(o) = &mut output
             {
                 o.insert("__interrupt__".into(), interrupts.clone());

@@ -441,3 +441,27 @@ async fn a_subgraphs_events_are_named_mode_bar_namespace() {
     let all = h.sse(r).await;
     assert!(all.iter().all(|(e, _, _)| !e.contains('|')), "{all:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_static_breakpoint_leaves_the_thread_interrupted_until_a_run_continues_it() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let (s, out) = h
+        .post(&format!("/threads/{t}/runs/wait"), json!({ "assistant_id": "job", "input": { "delay_ms": 1 }, "interrupt_before": ["second"] }))
+        .await;
+    assert_eq!(s, 200, "{out}");
+    assert_eq!(out["log"], json!(["first"]));
+    let (_, thread) = h.get(&format!("/threads/{t}")).await;
+    assert_eq!(thread["status"], "interrupted");
+    let (_, state) = h.get(&format!("/threads/{t}/state")).await;
+    assert_eq!(state["next"], json!(["second"]));
+    let (s, out) = h
+        .post(
+            &format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "job", "input": null }),
+        )
+        .await;
+    assert_eq!(s, 200, "{out}");
+    assert_eq!(out["log"], json!(["first", "second"]));
+    assert_eq!(h.get(&format!("/threads/{t}")).await.1["status"], "idle");
+}

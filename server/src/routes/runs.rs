@@ -212,13 +212,11 @@ async fn create_run(
     Ok(row)
 }
 
-fn located(row: &RunRow, stateless: bool, body: impl IntoResponse) -> Response {
+fn located(row: &RunRow, body: impl IntoResponse) -> Response {
     let mut response = body.into_response();
-    let at = if stateless {
-        format!("/runs/{}", row.run_id)
-    } else {
-        format!("/threads/{}/runs/{}", row.thread_id, row.run_id)
-    };
+    // A stateless run's too names its (temporary) thread, as LangGraph Platform's
+    // Python server does: with `on_completion: "keep"` it is how a client finds it.
+    let at = format!("/threads/{}/runs/{}", row.thread_id, row.run_id);
     if let Ok(v) = at.parse() {
         response.headers_mut().insert(header::CONTENT_LOCATION, v);
     }
@@ -231,7 +229,7 @@ async fn create_background(
     Body(req): Body<RunCreate>,
 ) -> Result<Response, ApiError> {
     let row = create_run(&app, Some(id), req).await?;
-    Ok(located(&row, false, Json(run_json(&row))))
+    Ok(located(&row, Json(run_json(&row))))
 }
 
 fn detach_of(req: &RunCreate, stateless: bool) -> Detach {
@@ -250,7 +248,6 @@ async fn create_stream(
     let row = create_run(&app, Some(id), req).await?;
     Ok(located(
         &row,
-        false,
         tail(
             app.clone(),
             row.thread_id.clone(),
@@ -268,7 +265,7 @@ async fn create_wait(
 ) -> Result<Response, ApiError> {
     let row = create_run(&app, Some(id), req).await?;
     let out = wait_for(&app, &row.thread_id, &row.run_id).await?;
-    Ok(located(&row, false, Json(out)))
+    Ok(located(&row, Json(out)))
 }
 
 async fn stateless_background(
@@ -276,7 +273,7 @@ async fn stateless_background(
     Body(req): Body<RunCreate>,
 ) -> Result<Response, ApiError> {
     let row = create_run(&app, None, req).await?;
-    Ok(located(&row, true, Json(run_json(&row))))
+    Ok(located(&row, Json(run_json(&row))))
 }
 
 async fn stateless_stream(
@@ -287,7 +284,6 @@ async fn stateless_stream(
     let row = create_run(&app, None, req).await?;
     Ok(located(
         &row,
-        true,
         tail(
             app.clone(),
             row.thread_id.clone(),
@@ -308,7 +304,7 @@ async fn stateless_wait(
     if delete {
         delete_after(&app, &row.thread_id, &row.run_id).await;
     }
-    Ok(located(&row, true, Json(out?)))
+    Ok(located(&row, Json(out?)))
 }
 
 /// Deletes a stateless run's thread once the run ended.

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use crate::error::ApiError;
 use crate::events::{Modes, interrupts_json, to_wire};
 pub(crate) use chat::output as chat_output;
-pub(crate) use state::update_response;
+pub(crate) use state::{checkpoint_ref, update_response};
 
 /// `command` of a run request: resume an interrupt, write an update, go to nodes.
 #[derive(Clone, Debug, Default, serde::Deserialize, serde::Serialize)]
@@ -62,7 +62,12 @@ pub(crate) type Head = (String, Option<String>);
 #[derive(Debug)]
 pub(crate) enum RunEnd {
     /// It finished or paused; the thread's values and pending interrupts.
-    Done { values: Value, interrupts: Value },
+    Done {
+        values: Value,
+        interrupts: Value,
+        /// Tasks are left to run (an interrupt, or a static breakpoint).
+        paused: bool,
+    },
     /// It failed.
     Failed {
         values: Option<Value>,
@@ -303,27 +308,32 @@ impl<S: GraphState> Entry<S> {
         }
         // The thread's own view (a resumed or continued run's last values event may
         // predate writes it restored); fall back to what streamed.
-        match self.latest_inner(&req.thread_id).await {
-            Ok(Some((values, pending))) => RunEnd::Done {
-                values,
-                interrupts: pending,
+        let config = RunConfig::new().thread(req.thread_id.as_str());
+        match self.graph.get_state(&config).await {
+            Ok(Some(s)) => RunEnd::Done {
+                values: self.values_of(&s.values),
+                interrupts: interrupts_json(&s.interrupts),
+                paused: !s.interrupts.is_empty() || !s.next.is_empty(),
             },
             _ => RunEnd::Done {
+                paused: interrupts.as_array().is_some_and(|a| !a.is_empty()),
                 values: last_values.unwrap_or_else(|| json!({})),
                 interrupts,
             },
         }
     }
 
+    /// A state as the wire shows it.
+    fn values_of(&self, values: &S) -> Value {
+        let mut v = stategraph::state::state_to_json(values).unwrap_or_else(|_| json!({}));
+        chat::output::<S>(&mut v);
+        v
+    }
+
     async fn latest_inner(&self, thread_id: &str) -> Result<Option<(Value, Value)>, ApiError> {
         let config = RunConfig::new().thread(thread_id);
         let snapshot = self.graph.get_state(&config).await.map_err(run_error)?;
-        Ok(snapshot.map(|s| {
-            let mut values =
-                stategraph::state::state_to_json(&s.values).unwrap_or_else(|_| json!({}));
-            chat::output::<S>(&mut values);
-            (values, interrupts_json(&s.interrupts))
-        }))
+        Ok(snapshot.map(|s| (self.values_of(&s.values), interrupts_json(&s.interrupts))))
     }
 }
 

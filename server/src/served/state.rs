@@ -7,7 +7,7 @@ use stategraph::{GraphState, StateSnapshot, SubgraphState, TaskSnapshot};
 use crate::events::{config_json, interrupts_json};
 
 /// A checkpoint's `{thread_id, checkpoint_ns, checkpoint_id}`.
-fn checkpoint_ref(c: &stategraph::checkpoint::CheckpointConfig) -> Value {
+pub(crate) fn checkpoint_ref(c: &stategraph::checkpoint::CheckpointConfig) -> Value {
     json!({
         "thread_id": c.thread_id,
         "checkpoint_ns": c.checkpoint_ns,
