@@ -556,6 +556,25 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
 
     await check("stateless runs: on_completion keep / delete (default) the thread", stateless_threads)
 
+    async def batch_and_cancel_many():
+        topics = ["batch a " + TAG, "batch b " + TAG]
+        runs = await client.runs.create_batch(
+            [{"assistant_id": aid, "input": {"topic": t}, "on_completion": "keep"} for t in topics]
+        )
+        expect(isinstance(runs, list) and len(runs) == 2, f"create_batch returned {short(runs)}")
+        expect(len({r["thread_id"] for r in runs}) == 2, f"batch runs share a thread: {short(runs)}")
+        for run, topic in zip(runs, topics):
+            values = await client.runs.join(run["thread_id"], run["run_id"])
+            expect(values.get("topic") == topic, f"batch run for {topic!r} ended with {short(values)}")
+        thread = await new_thread(client, "cancel-many")
+        run = await client.runs.create(thread, aid, input={"topic": TOPIC})
+        await wait_thread_busy(client, thread)
+        await client.runs.cancel_many(thread_id=thread, run_ids=[run["run_id"]])
+        got = await wait_run(client, thread, run["run_id"], {"interrupted", "success", "error"})
+        expect(got["status"] == "interrupted", f"run after cancel_many: {got['status']!r}")
+
+    await check("runs.create_batch (stateless) and runs.cancel_many", batch_and_cancel_many)
+
     async def task_modes():
         thread = await new_thread(client, "task-modes")
         parts = []
