@@ -465,3 +465,61 @@ async fn a_static_breakpoint_leaves_the_thread_interrupted_until_a_run_continues
     assert_eq!(out["log"], json!(["first", "second"]));
     assert_eq!(h.get(&format!("/threads/{t}")).await.1["status"], "idle");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_are_cancelled_by_thread_and_created_in_batches() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let a = h
+        .background(
+            &t,
+            json!({ "assistant_id": "job", "input": { "delay_ms": 2000 } }),
+        )
+        .await;
+    let b = h
+        .background(
+            &t,
+            json!({ "assistant_id": "job", "input": {}, "multitask_strategy": "enqueue" }),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r = h
+        .http
+        .post(h.url("/runs/cancel?action=interrupt"))
+        .json(&json!({ "thread_id": t }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    h.join(&t, &a).await;
+    assert_eq!(h.run(&t, &a).await.1["status"], "interrupted");
+    assert_eq!(h.run(&t, &b).await.1["status"], "interrupted");
+    let (s, runs) = h
+        .post("/runs/batch", json!([{ "assistant_id": "job", "input": { "delay_ms": 1 }, "on_completion": "keep" },
+                                    { "assistant_id": "job", "input": { "delay_ms": 1 }, "on_completion": "keep" }]))
+        .await;
+    assert_eq!(s, 200, "{runs}");
+    for run in runs.as_array().unwrap() {
+        let out = h
+            .join(
+                run["thread_id"].as_str().unwrap(),
+                run["run_id"].as_str().unwrap(),
+            )
+            .await;
+        assert_eq!(out["count"], 2);
+    }
+    let (s, err) = h
+        .post(
+            "/runs/batch",
+            json!([{ "assistant_id": "job" }, { "assistant_id": "job", "input": { "nope": 1 } }]),
+        )
+        .await;
+    assert_eq!(s, 422, "{err}");
+    assert!(
+        err["errors"][0]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("$[1].input.nope"),
+        "{err}"
+    );
+}

@@ -1,6 +1,7 @@
 //! The HTTP API: LangGraph Platform's routes, as `langgraph-sdk` calls them.
 
 mod assistants;
+mod cancel;
 mod runs;
 mod store;
 mod stream;

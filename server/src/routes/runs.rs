@@ -30,22 +30,28 @@ pub(super) fn routes() -> Router<Arc<App>> {
         .route("/threads/{id}/runs/stream", post(create_stream))
         .route("/threads/{id}/runs/wait", post(create_wait))
         .route("/threads/{id}/runs/{run_id}", get(one).delete(delete))
-        .route("/threads/{id}/runs/{run_id}/cancel", post(cancel))
+        .route(
+            "/threads/{id}/runs/{run_id}/cancel",
+            post(super::cancel::cancel),
+        )
         .route("/threads/{id}/runs/{run_id}/join", get(join))
         .route("/threads/{id}/runs/{run_id}/stream", get(join_stream))
         .route("/runs", post(stateless_background))
         .route("/runs/stream", post(stateless_stream))
         .route("/runs/wait", post(stateless_wait))
+        .route("/runs/batch", post(batch))
+        .route("/runs/cancel", post(super::cancel::cancel_many))
 }
 
 const STRATEGIES: &[&str] = &["reject", "enqueue", "interrupt", "rollback"];
 
-/// Validates and queues a run on `thread_id` (a new thread for a stateless run).
-async fn create_run(
+/// Checks a run request for `thread_id` (a new thread for a stateless run) without
+/// writing anything.
+async fn prepare_run(
     app: &App,
     thread_id: Option<String>,
     req: RunCreate,
-) -> Result<RunRow, ApiError> {
+) -> Result<Prepared, ApiError> {
     if req.assistant_id.is_empty() {
         return Err(ApiError::invalid(
             "$.assistant_id",
@@ -151,7 +157,6 @@ async fn create_run(
             "thread {thread_id} is not waiting on an interrupt: there is nothing to resume"
         )));
     }
-    app.admit_run(&thread_id)?;
     let stream_mode: Vec<&str> = match &req.stream_mode {
         Some(Value::String(s)) => vec![s.as_str()],
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
@@ -185,18 +190,43 @@ async fn create_run(
         cancel: None,
         output: None,
     };
-    let row = app
-        .db
-        .insert_run(NewRun {
+    Ok(Prepared {
+        new: NewRun {
             row: run,
             create_thread,
-            thread_metadata: thread_metadata.clone(),
-        })
-        .await?;
-    if existing
-        .as_ref()
-        .is_some_and(|t| !t.metadata.contains_key("graph_id"))
-    {
+            thread_metadata,
+        },
+        bind_graph: existing
+            .as_ref()
+            .is_some_and(|t| !t.metadata.contains_key("graph_id")),
+    })
+}
+
+/// A checked run request, ready to queue.
+struct Prepared {
+    new: NewRun,
+    /// The thread does not name its graph yet.
+    bind_graph: bool,
+}
+
+/// Validates and queues a run on `thread_id` (a new thread for a stateless run).
+async fn create_run(
+    app: &App,
+    thread_id: Option<String>,
+    req: RunCreate,
+) -> Result<RunRow, ApiError> {
+    let prepared = prepare_run(app, thread_id, req).await?;
+    queue_run(app, prepared).await
+}
+
+/// Queues a checked run (counted against its thread's rate limit).
+async fn queue_run(app: &App, prepared: Prepared) -> Result<RunRow, ApiError> {
+    let Prepared { new, bind_graph } = prepared;
+    let thread_id = new.row.thread_id.clone();
+    app.admit_run(&thread_id)?;
+    let thread_metadata = new.thread_metadata.clone();
+    let row = app.db.insert_run(new).await?;
+    if bind_graph {
         app.db.patch_thread(thread_id, thread_metadata).await?;
     }
     app.notify(Notice::Queued).await;
@@ -411,74 +441,6 @@ async fn delete(
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct CancelParams {
-    #[serde(default)]
-    wait: Option<String>,
-    #[serde(default)]
-    action: Option<String>,
-}
-
-/// Asks a run to stop; with `wait`, returns once it ended.
-pub(crate) async fn cancel_run(
-    app: &App,
-    thread_id: &str,
-    run_id: &str,
-    action: &str,
-    wait: bool,
-) -> Result<(), ApiError> {
-    if action != "interrupt" && action != "rollback" {
-        return Err(ApiError::invalid(
-            "action",
-            format!("expected `interrupt` or `rollback`, not `{action}`"),
-        ));
-    }
-    let run = app
-        .db
-        .cancel_run(
-            thread_id.to_string(),
-            run_id.to_string(),
-            action.to_string(),
-        )
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("run {run_id} of thread {thread_id}")))?;
-    if run.status.is_final() {
-        app.notify(Notice::Ended(run_id.to_string())).await;
-        return Ok(());
-    }
-    app.notify(Notice::Cancel(run_id.to_string())).await;
-    if wait {
-        match wait_for(app, thread_id, run_id).await {
-            Ok(_) => {}
-            // A rolled-back run is deleted once it stopped.
-            Err(e) if e.status == StatusCode::NOT_FOUND => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-async fn cancel(
-    State(app): State<Arc<App>>,
-    Path((id, run_id)): Path<(String, String)>,
-    Query(p): Query<CancelParams>,
-) -> Result<StatusCode, ApiError> {
-    let wait = matches!(p.wait.as_deref(), Some("1" | "true" | "True"));
-    cancel_run(
-        &app,
-        &id,
-        &run_id,
-        p.action.as_deref().unwrap_or("interrupt"),
-        wait,
-    )
-    .await?;
-    Ok(if wait {
-        StatusCode::NO_CONTENT
-    } else {
-        StatusCode::ACCEPTED
-    })
-}
-
 async fn join(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
@@ -517,4 +479,27 @@ async fn join_stream(
         delete_thread: false,
     };
     Ok(tail(app.clone(), id, run_id, after, detach).into_response())
+}
+
+/// `POST /runs/batch`: several stateless background runs at once, all or none.
+async fn batch(
+    State(app): State<Arc<App>>,
+    Body(reqs): Body<Vec<RunCreate>>,
+) -> Result<Json<Value>, ApiError> {
+    // Every run is checked before any is queued: a bad one queues none.
+    let mut prepared = Vec::with_capacity(reqs.len());
+    for (i, req) in reqs.into_iter().enumerate() {
+        prepared.push(prepare_run(&app, None, req).await.map_err(|mut e| {
+            for (path, _) in &mut e.errors {
+                *path = path.replacen('$', &format!("$[{i}]"), 1);
+            }
+            e.detail = format!("run {i} of the batch: {}", e.detail);
+            e
+        })?);
+    }
+    let mut out = Vec::with_capacity(prepared.len());
+    for p in prepared {
+        out.push(run_json(&queue_run(&app, p).await?));
+    }
+    Ok(Json(Value::Array(out)))
 }

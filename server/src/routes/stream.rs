@@ -51,7 +51,7 @@ impl Drop for Tail {
                 if detach.cancel
                     && !done
                     && let Err(e) =
-                        super::runs::cancel_run(&app, &thread, &run, "interrupt", true).await
+                        super::cancel::cancel_run(&app, &thread, &run, "interrupt", true).await
                 {
                     tracing::warn!(error = %e.detail, "cancelling a run whose client went away failed");
                 }
