@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS sg_runs (
     ended_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS sg_runs_thread ON sg_runs (thread_id, seq);
+CREATE INDEX IF NOT EXISTS sg_runs_thread_status ON sg_runs (thread_id, status, seq);
 CREATE INDEX IF NOT EXISTS sg_runs_status ON sg_runs (status, seq);
 CREATE TABLE IF NOT EXISTS sg_run_events (
     run_id TEXT NOT NULL,
@@ -71,6 +72,10 @@ impl SqliteDb {
         let conn = Connection::open(path)?;
         conn.busy_timeout(Duration::from_secs(30))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
+        // The queue's own commits do not wait for the disk: in WAL mode a commit is
+        // durable against a crash of the process (what the queue must survive); the
+        // checkpoint saver's commits, which fsync, carry them to the disk with theirs.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
