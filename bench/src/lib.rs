@@ -140,3 +140,34 @@ pub fn subgraph_chain(
     }
     g.compile_with(options)
 }
+
+/// The serving benchmark's state (`serve_bench`): the same fields as the LangGraph
+/// graph in `bench/langgraph/serve/graph.py`.
+#[derive(GraphState, schemars::JsonSchema, Clone, Debug, Default)]
+pub struct Chain3State {
+    /// Summed: the input's `n` plus one per node.
+    #[reducer(add)]
+    pub n: u64,
+    /// Appended: the name of every node that ran, in order.
+    #[reducer(append)]
+    pub log: Vec<String>,
+}
+
+/// START → a → b → c → END; each node adds 1 to `n` and appends its name to `log`.
+/// With input `{"n": 1}` a run ends with `n == 4` and `log == ["a", "b", "c"]`.
+pub fn chain3() -> StateGraph<Chain3State> {
+    let mut g = StateGraph::<Chain3State>::new();
+    let nodes: Vec<_> = ["a", "b", "c"]
+        .into_iter()
+        .map(|name| {
+            g.add_node_fn(name, move |_: &Chain3State| {
+                Chain3State::update().n(1u64).log(vec![name.to_string()])
+            })
+        })
+        .collect();
+    g.add_edge(START, &nodes[0])
+        .add_edge(&nodes[0], &nodes[1])
+        .add_edge(&nodes[1], &nodes[2])
+        .add_edge(&nodes[2], END);
+    g
+}

@@ -142,6 +142,13 @@
 //! database role instead (`ALTER ROLE app SET search_path = stategraph`) and leave the
 //! option unset. See `docs/postgres.md` in the repository for more.
 //!
+//! # Other code on the same database
+//!
+//! [`connect_pool`] gives a pool connected exactly as the saver connects (URL,
+//! `sslmode`, CA, timeouts), for an application's own tables next to the saver's;
+//! [`connect_listener`] a dedicated connection whose `NOTIFY` notifications arrive
+//! through [`PostgresListener::recv`] (stategraph-server's run queue uses both).
+//!
 //! # Long-term memory: the store
 //!
 //! [`PostgresStore`] is a [`Store`](stategraph::store::Store) (namespaced JSON items
@@ -174,6 +181,7 @@ mod connect;
 mod error;
 mod kv;
 mod lock;
+mod pool;
 mod probe;
 mod saver;
 mod schema;
@@ -184,6 +192,7 @@ mod tls;
 
 pub use error::PostgresError;
 pub use kv::{PostgresStore, STORE_TABLE_VERSION};
+pub use pool::{PostgresListener, connect_listener, connect_pool};
 pub use probe::{store_tables_exist, tables_exist};
 pub use saver::{PostgresOptions, PostgresSaver};
 pub use schema::TABLE_VERSION;

@@ -7,14 +7,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::serve::ListenerExt;
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::store::Store;
 use stategraph::{CompileOptions, GraphState, StateGraph};
+use stategraph_postgres::{PostgresOptions, PostgresSaver, PostgresStore};
 use stategraph_sqlite::{SqliteSaver, SqliteStore};
 use tokio::sync::watch;
 
 use crate::app::{App, Assistant, Limits};
-use crate::db::{Db, SqliteDb};
+use crate::db::{Db, PgDb, SqliteDb};
 use crate::error::ServerError;
 use crate::hub::Hub;
 use crate::served::{Entry, Served, schemas_of};
@@ -26,6 +28,7 @@ type Compile = Box<
 
 enum Backend {
     Sqlite(PathBuf),
+    Postgres(String, Box<PostgresOptions>),
 }
 
 /// An Agent Protocol / LangGraph Platform server for typed graphs.
@@ -123,10 +126,34 @@ impl Server {
         self
     }
 
-    /// How many runs this process executes at once (default 10).
+    /// Keeps threads, runs and checkpoints in the PostgreSQL database at `url`
+    /// (`postgres://user:password@host:5432/db`, TLS as its `sslmode` says; see
+    /// [`stategraph_postgres`]), tables created if missing. Any number of processes
+    /// may serve the same database: each claims runs from the shared queue, a run
+    /// whose process died is taken over when its [lease](Server::lease) expires, and
+    /// a client streaming from one process receives the events of a run another
+    /// executes (processes wake each other with `LISTEN`/`NOTIFY`).
+    #[must_use]
+    pub fn postgres(self, url: impl Into<String>) -> Self {
+        self.postgres_with(url, PostgresOptions::new())
+    }
+
+    /// [`Server::postgres`] with connection options (a CA, a schema, the pool size,
+    /// the connect timeout), used alike by the run queue, the checkpoint saver and
+    /// the store.
+    #[must_use]
+    pub fn postgres_with(mut self, url: impl Into<String>, options: PostgresOptions) -> Self {
+        self.backend = Backend::Postgres(url.into(), Box::new(options));
+        self
+    }
+
+    /// How many runs this process executes at once (default 10). `0`: this process
+    /// only serves HTTP and runs nothing — the runs it queues are executed by other
+    /// processes serving the same PostgreSQL database (on SQLite nothing would run
+    /// them).
     #[must_use]
     pub fn workers(mut self, jobs: usize) -> Self {
-        self.jobs = jobs.max(1);
+        self.jobs = jobs;
         self
     }
 
@@ -187,6 +214,19 @@ impl Server {
                     Arc::new(SqliteSaver::open(path).map_err(ServerError::Saver)?),
                     Arc::new(SqliteStore::open(path).map_err(ServerError::Store)?),
                 ),
+                Backend::Postgres(url, options) => {
+                    // The saver first: it creates the options' schema, if any.
+                    let saver = PostgresSaver::connect_with(url, (**options).clone())
+                        .await
+                        .map_err(ServerError::Saver)?;
+                    let store = PostgresStore::connect_with(url, (**options).clone())
+                        .await
+                        .map_err(ServerError::Store)?;
+                    let db = PgDb::connect(url, (**options).clone())
+                        .await
+                        .map_err(ServerError::Database)?;
+                    (Arc::new(db), Arc::new(saver), Arc::new(store))
+                }
             };
         let mut assistants = BTreeMap::new();
         let now = crate::db::now_ms();
@@ -258,6 +298,12 @@ impl Server {
         let router = crate::routes::router(app.clone());
         let mut until = stopped;
         let http = tokio::spawn(async move {
+            // Small SSE writes go out at once, not after the client's delayed ACK.
+            let listener = listener.tap_io(|tcp| {
+                if let Err(e) = tcp.set_nodelay(true) {
+                    tracing::debug!(error = %e, "could not set TCP_NODELAY");
+                }
+            });
             axum::serve(listener, router)
                 .with_graceful_shutdown(async move {
                     let _ = until.wait_for(|s| *s).await;

@@ -65,7 +65,7 @@ pub(crate) fn spawn(
     jobs: usize,
     shutdown: watch::Receiver<bool>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    let mut handles: Vec<_> = (0..jobs.max(1))
+    let mut handles: Vec<_> = (0..jobs)
         .map(|slot| {
             let app = app.clone();
             let id = format!("{worker_id}/{slot}");

@@ -6,7 +6,7 @@
 //! status, each run's request and lifecycle, its lease, and the events it streamed
 //! (kept so a client can re-attach to a run and replay from `Last-Event-ID`).
 
-// mod postgres;
+mod postgres;
 mod sqlite;
 
 use std::time::Duration;
@@ -16,6 +16,7 @@ use stategraph::BoxFuture;
 
 use crate::hub::{Hub, Notice};
 
+pub(crate) use postgres::PgDb;
 pub(crate) use sqlite::SqliteDb;
 
 /// A storage failure, or a request the tables refuse.

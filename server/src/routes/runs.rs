@@ -352,8 +352,12 @@ pub(crate) async fn delete_after(app: &App, thread_id: &str, run_id: &str) {
 /// Waits until the run ends; its output (the thread's values, `__interrupt__` when
 /// it paused, `__error__` when it failed).
 pub(crate) async fn wait_for(app: &App, thread_id: &str, run_id: &str) -> Result<Value, ApiError> {
-    let mut notices = app.hub.subscribe();
+    let waker = app.hub.run_waker(run_id);
     loop {
+        // Listen before looking, so an end stored in between still wakes us.
+        let notified = waker.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
         let run = app
             .db
             .get_run(Some(thread_id.to_string()), run_id.to_string())
@@ -372,16 +376,9 @@ pub(crate) async fn wait_for(app: &App, thread_id: &str, run_id: &str) -> Result
         }
         let mut stopping = app.stopping.clone();
         let _ = tokio::time::timeout(Duration::from_secs(1), async {
-            loop {
-                let notice = tokio::select! {
-                    n = notices.recv() => n,
-                    _ = stopping.changed() => return,
-                };
-                match notice {
-                    Ok(Notice::Ended(r)) if r == run_id => return,
-                    Ok(_) => continue,
-                    Err(_) => return,
-                }
+            tokio::select! {
+                () = notified => {}
+                _ = stopping.changed() => {}
             }
         })
         .await;

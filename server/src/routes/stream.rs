@@ -9,11 +9,9 @@ use std::time::Duration;
 
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
-use tokio::sync::broadcast;
 
 use crate::app::App;
 use crate::db::EventRow;
-use crate::hub::Notice;
 
 /// How long a quiet stream waits before checking the run's status itself.
 const RECHECK: Duration = Duration::from_secs(1);
@@ -33,7 +31,7 @@ struct Tail {
     thread_id: String,
     after: i64,
     buffer: VecDeque<EventRow>,
-    notices: broadcast::Receiver<Notice>,
+    waker: std::sync::Arc<tokio::sync::Notify>,
     done: bool,
     detach: Detach,
 }
@@ -76,6 +74,11 @@ impl Tail {
             if self.done {
                 return None;
             }
+            // Listen before looking, so an event stored in between still wakes us.
+            let waker = self.waker.clone();
+            let notified = waker.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
             match self
                 .app
                 .db
@@ -100,20 +103,9 @@ impl Tail {
             }
             let mut stopping = self.app.stopping.clone();
             let woke = tokio::time::timeout(RECHECK, async {
-                loop {
-                    let notice = tokio::select! {
-                        n = self.notices.recv() => n,
-                        _ = stopping.changed() => return,
-                    };
-                    match notice {
-                        Ok(n) if n.run() == Some(self.run_id.as_str()) => return,
-                        Ok(_) => continue,
-                        Err(broadcast::error::RecvError::Lagged(_)) => return,
-                        Err(broadcast::error::RecvError::Closed) => {
-                            tokio::time::sleep(RECHECK).await;
-                            return;
-                        }
-                    }
+                tokio::select! {
+                    () = notified => {}
+                    _ = stopping.changed() => {}
                 }
             })
             .await;
@@ -155,14 +147,14 @@ pub(crate) fn tail(
     after: i64,
     detach: Detach,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let notices = app.hub.subscribe();
+    let waker = app.hub.run_waker(&run_id);
     let tail = Tail {
         app,
         run_id,
         thread_id,
         after,
         buffer: VecDeque::new(),
-        notices,
+        waker,
         done: false,
         detach,
     };
