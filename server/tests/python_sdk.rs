@@ -1,0 +1,131 @@
+//! LangGraph's own Python client, `langgraph-sdk`, drives the server: the acceptance
+//! script `tests/sdk/acceptance.py` covers assistants, threads, state and history,
+//! streamed, background, joined and stateless runs, every multitask strategy, the error
+//! statuses, the store and API keys, using nothing but the SDK's client methods.
+//!
+//! The python comes from `STATEGRAPH_SDK_PYTHON` (a python executable with
+//! `langgraph-sdk` installed; `.ci/run` makes one). Without it the test says so on
+//! stderr and passes, except under `CI=true`, where it fails.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use stategraph_server::Server;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+const SKIPPED: &str =
+    "SKIPPED: set STATEGRAPH_SDK_PYTHON to a python with langgraph-sdk (see .ci/run)";
+
+/// The key of the second server, which checks the SDK's `api_key`.
+const API_KEY: &str = "sdk-acceptance-key";
+
+/// The whole script; each of its checks has its own, shorter limit.
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Error>> {
+    let Some(python) = std::env::var_os("STATEGRAPH_SDK_PYTHON").filter(|p| !p.is_empty()) else {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{SKIPPED}");
+        }
+        // Straight to the process's stderr: the test harness hides what passing tests
+        // print, and this notice should be seen.
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{SKIPPED}");
+        return Ok(());
+    };
+    let dir = tempfile::tempdir()?;
+    let running = Server::new()
+        .graph("research", stategraph_examples::research::graph())
+        .sqlite(dir.path().join("server.sqlite"))
+        .bind("127.0.0.1:0")
+        .await?;
+    let url = format!("http://{}", running.local_addr());
+    // A second server of the same graph that wants an API key, for the SDK's `api_key`.
+    let keyed = Server::new()
+        .graph("research", stategraph_examples::research::graph())
+        .sqlite(dir.path().join("keyed.sqlite"))
+        .api_key(API_KEY)
+        .bind("127.0.0.1:0")
+        .await?;
+    let keyed_url = format!("http://{}", keyed.local_addr());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/acceptance.py");
+    println!(
+        "{} {script} {url} {keyed_url} {API_KEY}",
+        python.to_string_lossy()
+    );
+
+    let mut child = Command::new(&python)
+        .arg(script)
+        .arg(&url)
+        .arg(&keyed_url)
+        .arg(API_KEY)
+        .env("PYTHONUNBUFFERED", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", python.to_string_lossy()))?;
+    let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout pipe")?).lines();
+    let mut stderr = BufReader::new(child.stderr.take().ok_or("no stderr pipe")?).lines();
+
+    // The script's lines are printed as they come (on the test's own thread, so the
+    // test harness captures them like any test output).
+    let deadline = tokio::time::Instant::now() + SCRIPT_TIMEOUT;
+    let mut failed = Vec::new();
+    let (mut out_open, mut err_open) = (true, true);
+    let mut timed_out = false;
+    while out_open || err_open {
+        tokio::select! {
+            line = stdout.next_line(), if out_open => match line? {
+                Some(line) => {
+                    if line.starts_with("FAIL ") {
+                        failed.push(line.clone());
+                    }
+                    println!("{line}");
+                }
+                None => out_open = false,
+            },
+            line = stderr.next_line(), if err_open => match line? {
+                Some(line) => eprintln!("{line}"),
+                None => err_open = false,
+            },
+            () = tokio::time::sleep_until(deadline) => {
+                timed_out = true;
+                break;
+            }
+        }
+    }
+    let status = if timed_out {
+        None
+    } else {
+        tokio::time::timeout_at(deadline, child.wait()).await.ok()
+    };
+    let status = match status {
+        Some(status) => Some(status?),
+        None => {
+            child.start_kill()?;
+            None
+        }
+    };
+    running.shutdown().await?;
+    keyed.shutdown().await?;
+
+    let Some(status) = status else {
+        panic!(
+            "the acceptance script did not finish within {}s; failed so far: {failed:#?}",
+            SCRIPT_TIMEOUT.as_secs()
+        );
+    };
+    assert!(
+        status.success(),
+        "the acceptance script failed ({status}); failed checks: {failed:#?}"
+    );
+    assert!(
+        failed.is_empty(),
+        "the script exited 0 but reported failed checks: {failed:#?}"
+    );
+    Ok(())
+}
