@@ -319,7 +319,12 @@ macro_rules! conformance {
     ($($check:ident),* $(,)?) => {
         mod conformance {
             $(
-                #[tokio::test]
+                // Two workers: a store's background sweeper may be inside a
+                // transaction when the test's store is dropped, and dropping the
+                // schema then blocks this thread until the sweeper commits — which
+                // it does on the other worker (on one thread the two would wait on
+                // each other for ever).
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $check() {
                     if stategraph_tests::servers::postgres_url(module_path!()).is_none() {
                         return;
