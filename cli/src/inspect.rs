@@ -8,6 +8,7 @@ use serde_json::Value;
 use stategraph::checkpoint::{
     CheckpointConfig, CheckpointSaver, CheckpointTuple, ListOptions, ThreadInfo, channel_values,
 };
+use stategraph_studio::record::{parent_id, source_name};
 
 use crate::error::CliError;
 use crate::ids;
@@ -91,20 +92,7 @@ pub struct WriteEntry {
 }
 
 /// An interrupt a task of the next step raised (a node waiting for input).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct InterruptEntry {
-    /// The task that raised it.
-    pub task_id: String,
-    /// The interrupt's id (what a resume by id names).
-    pub id: Option<String>,
-    /// The node that asked.
-    pub node: Option<String>,
-    /// What it asked with.
-    pub value: Value,
-    /// Whether it was answered: the task stored an answer for it, or finished. An
-    /// unanswered interrupt is what the thread is waiting for.
-    pub answered: bool,
-}
+pub use stategraph_studio::status::InterruptEntry;
 
 /// `show`: one checkpoint in full.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -475,20 +463,6 @@ impl<'a> Inspector<'a> {
             checkpoints: info.checkpoint_count,
             deleted: true,
         })
-    }
-}
-
-fn parent_id(tuple: &CheckpointTuple) -> Option<String> {
-    tuple
-        .parent_config
-        .as_ref()
-        .and_then(|p| p.checkpoint_id.clone())
-}
-
-fn source_name(tuple: &CheckpointTuple) -> String {
-    match serde_json::to_value(tuple.metadata.source) {
-        Ok(Value::String(s)) => s,
-        _ => format!("{:?}", tuple.metadata.source).to_lowercase(),
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::compile::CompiledGraph;
+use crate::compile::{CompiledGraph, Graph};
 use crate::shape::{ChildGraph, Endpoint};
 use crate::state::GraphState;
 
@@ -119,6 +119,16 @@ fn shape_of(g: &dyn ChildGraph) -> GraphShape {
         nodes,
         edges,
     }
+}
+
+/// `g`'s shape as checkpoints record it: its JSON text, serialized once per compiled
+/// graph and kept as one string, so recording it costs one copy (a JSON tree of a
+/// hundred nodes costs hundreds of allocations to copy and to free).
+pub(crate) fn recorded<S: GraphState>(g: &Graph<S>) -> &serde_json::Value {
+    g.shape_record.get_or_init(|| {
+        // A shape is strings and booleans: serializing it cannot fail.
+        serde_json::Value::String(serde_json::to_string(&shape_of(g)).unwrap_or_default())
+    })
 }
 
 impl<S: GraphState> CompiledGraph<S> {
