@@ -574,6 +574,11 @@ function refreshDriveForms() {
   if (t && t.graph_id) $("#run-graph").value = t.graph_id;
 }
 
+/** The served graph that runs thread `t`: the one it recorded, else the one picked to run. */
+function graphOf(t) {
+  return t.graph_id || $("#run-graph").value;
+}
+
 async function loadGraphs() {
   try {
     const list = await call(`${ROOT}/assistants/search`, { limit: 100 });
@@ -633,6 +638,7 @@ async function streamRun(tid, body, form) {
   formError(form, null);
   log.replaceChildren();
   state.running = true;
+  status.dataset.outcome = "running";
   status.textContent = `running ${graph} on thread ${tid}…`;
   let ended = "finished";
   await readSse(res, (name, data) => {
@@ -688,7 +694,7 @@ $("#resume-form").addEventListener("submit", (e) => {
   driveAction(form, async () => {
     const answer = parseJson($("#resume-input").value, "the answer");
     const t = state.thread;
-    await streamRun(t.thread_id, { assistant_id: t.graph_id, command: { resume: answer } }, form);
+    await streamRun(t.thread_id, { assistant_id: graphOf(t), command: { resume: answer } }, form);
   });
 });
 
@@ -716,7 +722,7 @@ $("#fork-button").addEventListener("click", () => {
     const body = { values, checkpoint_id: cid };
     if ($("#edit-as-node").value) body.as_node = $("#edit-as-node").value;
     await call(`${ROOT}/threads/${encodeURIComponent(t.thread_id)}/state`, body);
-    await streamRun(t.thread_id, { assistant_id: t.graph_id, input: null }, form);
+    await streamRun(t.thread_id, { assistant_id: graphOf(t), input: null }, form);
   });
 });
 
