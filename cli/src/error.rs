@@ -183,6 +183,15 @@ pub enum CliError {
     /// Reading or changing the store failed.
     #[error("{0}")]
     Store(#[from] CheckpointError),
+    /// `studio` cannot listen on the address given.
+    #[error("cannot listen on {addr}; pass a free local address with --addr, e.g. 127.0.0.1:0")]
+    Bind {
+        /// The address given.
+        addr: String,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// Writing the output or reading the answer failed.
     #[error("cannot {action}: {source}")]
     Io {
@@ -213,9 +222,10 @@ impl CliError {
             CliError::BadFilter { .. } | CliError::BadNamespace { .. } => exit::USAGE,
             CliError::UnknownItem { .. } => exit::UNKNOWN_ITEM,
             CliError::StoreFailed { source } if is_connect_failure(source) => exit::BAD_URL,
-            CliError::Store(_) | CliError::Io { .. } | CliError::StoreFailed { .. } => {
-                exit::FAILURE
-            }
+            CliError::Store(_)
+            | CliError::Io { .. }
+            | CliError::StoreFailed { .. }
+            | CliError::Bind { .. } => exit::FAILURE,
         }
     }
 }

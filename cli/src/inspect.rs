@@ -91,20 +91,7 @@ pub struct WriteEntry {
 }
 
 /// An interrupt a task of the next step raised (a node waiting for input).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct InterruptEntry {
-    /// The task that raised it.
-    pub task_id: String,
-    /// The interrupt's id (what a resume by id names).
-    pub id: Option<String>,
-    /// The node that asked.
-    pub node: Option<String>,
-    /// What it asked with.
-    pub value: Value,
-    /// Whether it was answered: the task stored an answer for it, or finished. An
-    /// unanswered interrupt is what the thread is waiting for.
-    pub answered: bool,
-}
+pub use stategraph_studio::status::InterruptEntry;
 
 /// `show`: one checkpoint in full.
 #[derive(Clone, Debug, PartialEq, Serialize)]

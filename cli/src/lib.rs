@@ -19,6 +19,14 @@
 //! STATEGRAPH_POSTGRES_URL=postgres://me:pw@db:5432/app stategraph threads
 //! ```
 //!
+//! `stategraph studio` serves the Studio web page (see [`stategraph_studio`]) over
+//! the same store, read-only, on 127.0.0.1 until Ctrl-C:
+//!
+//! ```text
+//! stategraph --db demo.sqlite studio                    # studio at http://127.0.0.1:PORT/studio
+//! stategraph --db demo.sqlite studio --addr 127.0.0.1:8765
+//! ```
+//!
 //! `stategraph store` reads a long-term memory store (`stategraph_sqlite::SqliteStore`
 //! or `stategraph_postgres::PostgresStore`) in the same file or database; see
 //! [`store`] for how namespaces are written:
@@ -90,10 +98,12 @@
 mod error;
 pub mod ids;
 pub mod inspect;
-pub mod jsondiff;
+/// The JSON-path diff `diff` lists (the Studio's, [`stategraph_studio::diff`]).
+pub use stategraph_studio::diff as jsondiff;
 pub mod layout;
 pub mod render;
 pub mod store;
+pub mod studio;
 mod target;
 pub mod writes;
 
@@ -213,6 +223,15 @@ pub enum Command {
         /// Delete without asking.
         #[arg(long, short)]
         yes: bool,
+    },
+    /// Serve the Studio web page over the stored threads, read-only, until Ctrl-C.
+    ///
+    /// Prints `studio at http://ADDR/studio`: open it in a browser to see each
+    /// thread's graph (as its checkpoints recorded it), timeline, values and diffs.
+    Studio {
+        /// The address to listen on (a port of 0 picks a free one).
+        #[arg(long, value_name = "HOST:PORT", default_value = studio::DEFAULT_ADDR)]
+        addr: String,
     },
     /// Inspect a long-term memory store: list namespaces, show, search or delete items.
     ///
@@ -344,6 +363,9 @@ pub async fn run(
         return out.flush().map_err(io);
     }
     let saver = target.open().await?;
+    if let Command::Studio { addr } = &cli.command {
+        return studio::serve(saver, target.to_string(), addr, out, studio::ctrl_c()).await;
+    }
     let inspector = Inspector::new(saver.as_ref(), target.to_string())
         .in_namespace(cli.ns.clone().unwrap_or_default());
     let json = cli.json;
@@ -410,6 +432,6 @@ pub async fn run(
             let report = inspector.delete(&info).await?;
             emit(out, json, &report, |r| render::delete(r, width))
         }
-        Command::Store { .. } => Ok(()),
+        Command::Store { .. } | Command::Studio { .. } => Ok(()),
     }
 }

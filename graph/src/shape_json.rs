@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::compile::CompiledGraph;
+use crate::compile::{CompiledGraph, Graph};
 use crate::shape::{ChildGraph, Endpoint};
 use crate::state::GraphState;
 
@@ -119,6 +119,14 @@ fn shape_of(g: &dyn ChildGraph) -> GraphShape {
         nodes,
         edges,
     }
+}
+
+/// `g`'s shape as JSON, as checkpoints record it: serialized once per compiled graph.
+pub(crate) fn recorded<S: GraphState>(g: &Graph<S>) -> &serde_json::Value {
+    g.shape_record.get_or_init(|| {
+        // A shape is strings and booleans: serializing it cannot fail.
+        serde_json::to_value(shape_of(g)).unwrap_or(serde_json::Value::Null)
+    })
 }
 
 impl<S: GraphState> CompiledGraph<S> {

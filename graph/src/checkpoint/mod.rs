@@ -8,6 +8,7 @@ mod memory;
 mod needed;
 pub mod record;
 mod saver;
+mod shape;
 mod types;
 mod values;
 pub mod writes;
@@ -17,9 +18,10 @@ pub use lock::{LocalThreadLocks, ThreadLock};
 pub use memory::{InMemorySaver, needed_ranges, needed_values};
 pub use needed::NeededVersions;
 pub use saver::CheckpointSaver;
+pub use shape::recorded_shape;
 pub use types::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, ListOptions, PendingWrite, PlannedTask, SaveOp, StepRecord, StoredValue,
-    TaskRecord, ThreadInfo, new_checkpoint_id, new_checkpoint_id_at, now_rfc3339,
+    CheckpointTuple, GRAPH_SHAPE_KEY, ListOptions, PendingWrite, PlannedTask, SaveOp, StepRecord,
+    StoredValue, TaskRecord, ThreadInfo, new_checkpoint_id, new_checkpoint_id_at, now_rfc3339,
 };
 pub use values::{channel_value, channel_values};

@@ -11,6 +11,12 @@ use serde_json::Value;
 /// The format version written in [`Checkpoint::v`].
 pub const CHECKPOINT_FORMAT: u32 = 1;
 
+/// The [`CheckpointMetadata::extra`] key under which a root-namespace checkpoint
+/// records its graph's [`GraphShape`](crate::GraphShape), when its graph version
+/// differs from its parent's (see [`recorded_shape`](super::recorded_shape)).
+/// [`RunConfig::metadata`](crate::RunConfig::metadata) cannot set it.
+pub const GRAPH_SHAPE_KEY: &str = "__graph__";
+
 /// Which thread (and optionally which checkpoint of it) an operation is about.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CheckpointConfig {

@@ -320,6 +320,7 @@ pub(crate) fn compile<S: GraphState>(
             schema_version: Arc::from(S::SCHEMA_VERSION),
             save_batch_hint: std::sync::atomic::AtomicUsize::new(0),
             has_subgraphs,
+            shape_record: std::sync::OnceLock::new(),
         }),
     })
 }

@@ -73,6 +73,10 @@ pub(crate) struct Graph<S: GraphState> {
     pub(crate) save_batch_hint: std::sync::atomic::AtomicUsize,
     /// Whether a node is a subgraph (its tasks then get the run's scope).
     pub(crate) has_subgraphs: bool,
+    /// The graph's shape as JSON, made by the first checkpoint that records it (see
+    /// [`GRAPH_SHAPE_KEY`](crate::checkpoint::GRAPH_SHAPE_KEY)) and kept for the
+    /// next ones.
+    pub(crate) shape_record: std::sync::OnceLock<serde_json::Value>,
 }
 
 /// A checked, runnable graph. Cheap to clone; share it across tasks and threads.

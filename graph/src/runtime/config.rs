@@ -239,7 +239,9 @@ impl RunConfig {
     /// Adds `extra` to [`CheckpointMetadata::extra`] of every checkpoint this run writes
     /// (its subgraphs' too); later calls add to and override earlier ones. Keys naming
     /// a typed metadata field (`source`, `step`, `parents`, `run_id`, `steps`) are
-    /// dropped: they would clash with those fields in the stored record.
+    /// dropped: they would clash with those fields in the stored record. So is
+    /// `__graph__` ([`GRAPH_SHAPE_KEY`](crate::checkpoint::GRAPH_SHAPE_KEY)), where the
+    /// run records the graph's shape.
     ///
     /// ```
     /// use stategraph::prelude::*;
@@ -284,9 +286,16 @@ impl RunConfig {
     }
 }
 
-/// Metadata keys of the typed fields of a checkpoint's metadata: never taken from
-/// [`RunConfig::metadata`].
-const RESERVED_METADATA: [&str; 5] = ["source", "step", "parents", "run_id", "steps"];
+/// Metadata keys of the typed fields of a checkpoint's metadata, and the key of the
+/// recorded graph shape: never taken from [`RunConfig::metadata`].
+const RESERVED_METADATA: [&str; 6] = [
+    "source",
+    "step",
+    "parents",
+    "run_id",
+    "steps",
+    crate::checkpoint::GRAPH_SHAPE_KEY,
+];
 
 /// What a run starts from: new input, or the thread's saved position.
 ///

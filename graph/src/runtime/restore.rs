@@ -34,6 +34,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
         }
         self.step = t.metadata.step.saturating_add(1);
         p.parent = t.config.checkpoint_id.clone();
+        p.shape_due = p.ns.is_empty() && *t.checkpoint.graph_version != *self.g.version;
         if let Some(last) = t.metadata.steps.last() {
             p.last_writers = last
                 .tasks

@@ -212,6 +212,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             thread: thread.to_string(),
             ns: ns.to_string(),
             parent: None,
+            shape_due: ns.is_empty(),
             unsaved: ChangeSet::new(),
             resumed: HashMap::new(),
             buffered: Vec::new(),

@@ -14,8 +14,8 @@ use super::runner::Marks;
 use super::writer::lock_queue;
 use super::{config, persist};
 use crate::checkpoint::{
-    CHECKPOINT_FORMAT, Checkpoint, CheckpointMetadata, CheckpointSource, PendingWrite, PlannedTask,
-    SaveOp, StepRecord, TaskRecord, new_checkpoint_id,
+    CHECKPOINT_FORMAT, Checkpoint, CheckpointMetadata, CheckpointSource, GRAPH_SHAPE_KEY,
+    PendingWrite, PlannedTask, SaveOp, StepRecord, TaskRecord, new_checkpoint_id,
 };
 use crate::node::NodeOutput;
 use crate::state::GraphState;
@@ -114,6 +114,13 @@ impl<'g, S: GraphState> Loop<'g, S> {
             );
         }
         metadata.steps = std::mem::take(&mut p.history);
+        if p.shape_due {
+            // The first checkpoint of this graph version in the thread: what lets a
+            // tool without the graph's code draw it.
+            let shape = crate::shape_json::recorded(self.g).clone();
+            metadata.extra.insert(GRAPH_SHAPE_KEY.to_string(), shape);
+            p.shape_due = false;
+        }
         if let Some(parent) = &p.parent {
             metadata.parents.insert(String::new(), parent.clone());
         }

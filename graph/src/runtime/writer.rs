@@ -22,6 +22,9 @@ pub(super) struct Persist {
     pub(super) ns: String,
     /// The last saved checkpoint: parent of the next, owner of pending writes.
     pub(super) parent: Option<String>,
+    /// Whether the next checkpoint records the graph's shape: it has no parent, or
+    /// its parent was written by another graph version (root namespace only).
+    pub(super) shape_due: bool,
     /// Changes not yet in a saved checkpoint.
     pub(super) unsaved: ChangeSet,
     /// Writes saved for tasks of the next step (from the loaded checkpoint).

@@ -7,6 +7,8 @@
 //! index in B. (Arrays longer than [`MATCH_LIMIT`] items together are compared index
 //! by index.)
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -91,6 +93,22 @@ pub fn diff(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Path
             b: b.cloned(),
         }),
     }
+}
+
+/// Every path at which two checkpoints' channel values differ: channel by channel
+/// (in name order), each channel's paths starting at `$.channel`.
+pub fn diff_channels(a: &BTreeMap<String, Value>, b: &BTreeMap<String, Value>) -> Vec<PathChange> {
+    let channels: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let mut out = Vec::new();
+    for channel in channels {
+        diff(
+            &push_key("$", channel),
+            a.get(channel),
+            b.get(channel),
+            &mut out,
+        );
+    }
+    out
 }
 
 /// The pairs `(i, j)` of a longest common subsequence of `x` and `y`, in order.
@@ -217,6 +235,30 @@ mod tests {
         assert_eq!(
             (gone[0].path.as_str(), gone[0].kind),
             ("$[1]", ChangeKind::Removed)
+        );
+    }
+
+    #[test]
+    fn channels_are_compared_by_name_each_under_its_own_key() {
+        let a = BTreeMap::from([
+            ("notes".to_string(), json!(["x"])),
+            ("gone".to_string(), json!(1)),
+        ]);
+        let b = BTreeMap::from([
+            ("notes".to_string(), json!(["x", "y"])),
+            ("odd name".to_string(), json!(true)),
+        ]);
+        let got: Vec<(String, ChangeKind)> = diff_channels(&a, &b)
+            .into_iter()
+            .map(|c| (c.path, c.kind))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("$.gone".to_string(), ChangeKind::Removed),
+                ("$.notes[1]".to_string(), ChangeKind::Added),
+                ("$[\"odd name\"]".to_string(), ChangeKind::Added),
+            ]
         );
     }
 
