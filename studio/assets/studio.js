@@ -141,6 +141,13 @@ function statusBadge(status) {
     h("span", { "aria-hidden": "true" }, STATUS_ICON[status] || "?"), status);
 }
 
+/** `["a", "a", "b"]` as `a ×2, b` (the order of first appearance kept). */
+function counted(names) {
+  const counts = new Map();
+  for (const n of names || []) counts.set(n, (counts.get(n) || 0) + 1);
+  return [...counts].map(([n, c]) => (c > 1 ? `${n} ×${c}` : n)).join(", ");
+}
+
 function short(json, max = 80) {
   const text = JSON.stringify(json);
   if (text === undefined) return "";
@@ -396,7 +403,7 @@ function tasksTable(tasks) {
       h("td", {}, fmtDuration(t.duration_us)),
       h("td", {}, t.attempts > 1 ? `${t.attempts} (retried)` : String(t.attempts ?? 1)),
       h("td", {}, t.cached ? "hit" : "—"),
-      h("td", {}, (t.routed_to || []).length ? `→ ${t.routed_to.join(", ")}` : "—"),
+      h("td", {}, (t.routed_to || []).length ? `→ ${counted(t.routed_to)}` : "—"),
       h("td", {}, t.writes && Object.keys(t.writes).length
         ? h("details", {}, h("summary", {}, Object.keys(t.writes).join(", ")), jsonTree(t.writes, undefined, 0, 1))
         : "—")))));
@@ -421,7 +428,7 @@ function drawTimeline() {
     cp.branch ? h("span", { class: "pill branch" }, `⑂ branch ${cp.branch}`) : null,
     forkedFrom ? h("span", { class: "pill branch" }, `from step ${forkedFrom.step}`) : null,
     cp.interrupts && cp.interrupts.length ? h("span", { class: "pill interrupt" }, `‖ interrupt in ${cp.interrupts.map((x) => x.node).join(", ")}`) : null,
-    (cp.next || []).length ? h("span", { class: "pill" }, `next: ${cp.next.join(", ")}`) : h("span", { class: "pill" }, "done"),
+    (cp.next || []).length ? h("span", { class: "pill" }, `next: ${counted(cp.next)}`) : h("span", { class: "pill" }, "done"),
     h("span", { class: "muted" }, ` ${fmtTime(cp.created_at)}`));
     btn.addEventListener("click", () => select(cp.checkpoint_id, true));
     return h("li", {
@@ -754,7 +761,7 @@ async function openThread(tid, cid, replaceUrl) {
   $("#thread-title").replaceChildren(`Thread ${t.thread_id} `, statusBadge(t.status));
   $("#thread-meta").textContent = [
     t.graph_id ? `graph ${t.graph_id}` : null,
-    t.graph_version ? `version ${t.graph_version}` : null,
+    t.graph_version ? `version ${t.graph_version.slice(0, 12)}` : null,
     `${t.timeline.length} checkpoints`,
   ].filter(Boolean).join(" · ");
   $("#graph-section").hidden = false;
