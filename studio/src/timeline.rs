@@ -63,6 +63,19 @@ fn error_text(value: &Value) -> String {
     }
 }
 
+/// The value of one stored channel write, `{"reduce": v}` or `{"overwrite": v}`:
+/// `v` (what the node wrote, before the reducer), as `update_to_json` gives it.
+fn written_value(stored: &Value) -> Value {
+    match stored {
+        Value::Object(map) if map.len() == 1 => map
+            .get("reduce")
+            .or_else(|| map.get("overwrite"))
+            .cloned()
+            .unwrap_or_else(|| stored.clone()),
+        other => other.clone(),
+    }
+}
+
 /// The tasks of the step(s) that produced `tuple`, with what each wrote as stored
 /// on `parent` (the checkpoint they ran after).
 fn tasks(tuple: &CheckpointTuple, parent: Option<&CheckpointTuple>) -> Vec<TaskView> {
@@ -88,7 +101,7 @@ fn tasks(tuple: &CheckpointTuple, parent: Option<&CheckpointTuple>) -> Vec<TaskV
                 if w.channel == WRITE_UPDATE
                     && let Value::Object(fields) = &w.value
                 {
-                    written.extend(fields.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    written.extend(fields.iter().map(|(k, v)| (k.clone(), written_value(v))));
                 }
             }
             TaskView {
@@ -222,22 +235,24 @@ pub(crate) fn path(
             out.push((from.to_string(), to.to_string()));
         }
     };
+    let taken = |from: &str, routed: &[String], to: &str| {
+        if routed.iter().any(|r| r == to) {
+            true
+        } else if let Some(edges) = &declared {
+            routed.is_empty() && edges.contains(&(from, to))
+        } else {
+            routed.is_empty()
+        }
+    };
     let mut prev: Vec<(String, Vec<String>)> = vec![("__start__".to_string(), Vec::new())];
-    for entry in timeline.iter().filter(|e| e.branch == 0) {
+    let line: Vec<&TimelineEntry> = timeline.iter().filter(|e| e.branch == 0).collect();
+    for entry in &line {
         if entry.tasks.is_empty() {
             continue;
         }
         for task in &entry.tasks {
             for (from, routed) in &prev {
-                let taken = if routed.contains(&task.node) {
-                    true
-                } else if let Some(edges) = &declared {
-                    edges.contains(&(from.as_str(), task.node.as_str()))
-                        && (routed.is_empty() || from == "__start__")
-                } else {
-                    routed.is_empty()
-                };
-                if taken {
+                if taken(from, routed, &task.node) {
                     push(from, &task.node);
                 }
             }
@@ -247,6 +262,16 @@ pub(crate) fn path(
             .iter()
             .map(|t| (t.node.clone(), t.routed_to.clone()))
             .collect();
+    }
+    // Into the nodes planned next (a paused thread's interrupted node, say).
+    if let Some(latest) = line.last() {
+        for node in &latest.next {
+            for (from, routed) in &prev {
+                if taken(from, routed, node) {
+                    push(from, node);
+                }
+            }
+        }
     }
     if finished {
         for (from, routed) in &prev {

@@ -19,10 +19,19 @@ use serde::de::DeserializeOwned;
 use crate::app::App;
 use crate::error::ApiError;
 
-/// Every route, with the API-key check, the body limit and a span per request.
+/// Every route, with the API-key check, the body limit and a span per request. The
+/// Studio's page and files (no data) are outside the check; its JSON API, with
+/// driving enabled for the served graphs, is inside.
 pub(crate) fn router(app: Arc<App>) -> Router {
     let limit = app.limits.body_bytes;
+    let graphs = app
+        .assistants
+        .iter()
+        .map(|(name, a)| (name.clone(), a.graph.shape()))
+        .collect();
+    let studio = stategraph_studio::Studio::served(app.saver.clone(), graphs);
     let api = Router::new()
+        .merge(stategraph_studio::api(studio).with_state(()))
         .merge(assistants::routes())
         .merge(threads::routes())
         .merge(runs::routes())
@@ -32,6 +41,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .layer(middleware::from_fn_with_state(app.clone(), authorize));
     Router::new()
         .route("/ok", get(ok))
+        .merge(stategraph_studio::pages().with_state(()))
         .merge(api)
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn(trace))
