@@ -425,7 +425,7 @@ function drawTimeline() {
     },
     h("span", { class: "step" }, `step ${cp.step}`), " ",
     h("span", { class: "src" }, cp.source),
-    cp.branch ? h("span", { class: "pill branch" }, `⑂ branch ${cp.branch}`) : null,
+    cp.branch ? h("span", { class: "pill branch" }, `↳ branch ${cp.branch}`) : null,
     forkedFrom ? h("span", { class: "pill branch" }, `from step ${forkedFrom.step}`) : null,
     cp.interrupts && cp.interrupts.length ? h("span", { class: "pill interrupt" }, `‖ interrupt in ${cp.interrupts.map((x) => x.node).join(", ")}`) : null,
     (cp.next || []).length ? h("span", { class: "pill" }, `next: ${counted(cp.next)}`) : h("span", { class: "pill" }, "done"),
@@ -591,10 +591,30 @@ async function loadGraphs() {
     const list = await call(`${ROOT}/assistants/search`, { limit: 100 });
     const ids = [...new Set(list.map((a) => a.graph_id || a.assistant_id))];
     $("#run-graph").replaceChildren(...ids.map((id) => h("option", { value: id }, id)));
+    await showSchema();
   } catch (_) {
     /* the select stays empty; starting a run then says why */
   }
 }
+
+/** Shows the picked graph's input schema (the server checks input against it). */
+async function showSchema() {
+  const box = $("#run-schema");
+  const graph = $("#run-graph").value;
+  if (!graph) {
+    box.hidden = true;
+    return;
+  }
+  try {
+    const schemas = await call(`${ROOT}/assistants/${encodeURIComponent(graph)}/schemas`);
+    box.querySelector(".json").replaceChildren(jsonTree(schemas.input_schema, undefined, 0, 1));
+    box.hidden = !schemas.input_schema;
+  } catch (_) {
+    box.hidden = true;
+  }
+}
+
+$("#run-graph").addEventListener("change", showSchema);
 
 /** Reads an SSE body from `fetch`, calling `onEvent(name, data)` per event. */
 async function readSse(res, onEvent) {
