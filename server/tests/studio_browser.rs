@@ -373,6 +373,9 @@ async fn studio_shows_and_drives_the_demo_in_a_browser() {
     assert!(values.contains("topic"), "{values}");
     b.wait_css("#resume-form:not([hidden])").await;
     b.shot("timeline-values").await;
+    // The main view, from the top: the README shows it (docs/studio.png).
+    b.js("window.scrollTo(0, 0);").await;
+    b.shot("main").await;
 
     // The diff from step 2 to the interrupt, by JSON path.
     b.wait_css("#diff-a")
