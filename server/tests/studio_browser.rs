@@ -554,3 +554,47 @@ async fn studio_asks_for_the_api_key_and_sends_it() {
     b.client.close().await.expect("the session ends");
     running.shutdown().await.expect("the server stops");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn studio_reads_a_plain_file_without_driving() {
+    let Some((chromium, chromedriver)) = browser_binaries() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let db = dir.path().join("demo.sqlite");
+    let (running, base) = serve(&db, |s| s).await;
+    demo_thread(&reqwest::Client::new(), &base).await;
+    running.shutdown().await.expect("the server stops");
+
+    // What `stategraph --db FILE studio` serves: the file alone, no graphs, no driving.
+    let saver = stategraph_sqlite::SqliteSaver::open(&db).expect("the file opens");
+    let app = stategraph_studio::pages().merge(stategraph_studio::api(
+        stategraph_studio::Studio::stored(std::sync::Arc::new(saver), "demo.sqlite"),
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let base = format!("http://{}", listener.local_addr().expect("its address"));
+    let served = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let b = Browser::start(&chromium, &chromedriver).await;
+    b.goto(&format!("{base}/studio/threads/research-1")).await;
+    // The graph comes from the shape the checkpoints recorded.
+    for node in ["plan", "research", "write", "review", "approve", "publish"] {
+        b.wait_css(&format!("#graph g[data-node='{node}']")).await;
+    }
+    b.wait_css("#graph g[data-node='approve'][data-next='true']")
+        .await;
+    let source = b.text("#source").await;
+    assert!(
+        source.contains("demo.sqlite") && source.contains("read-only"),
+        "{source}"
+    );
+    let drive_hidden = b
+        .js("return document.querySelector('#drive-section').hidden;")
+        .await;
+    assert_eq!(drive_hidden, true, "a stored file is not driven");
+    b.shot("stored").await;
+    b.client.close().await.expect("the session ends");
+    served.abort();
+}
