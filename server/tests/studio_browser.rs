@@ -492,6 +492,30 @@ async fn studio_shows_and_drives_the_demo_in_a_browser() {
     );
     assert_eq!(b.all("#timeline .cp").await.len(), count);
 
+    // So is a run input that does not fit the state: the server's 422, before any step.
+    b.wait_css("#run-target")
+        .await
+        .select_by_value("this")
+        .await
+        .expect("this thread is picked");
+    b.fill("#run-input", r#"{"topik": "typo"}"#).await;
+    b.wait_css("#run-form button[type='submit']")
+        .await
+        .click()
+        .await
+        .expect("submitted");
+    b.wait_until(
+        "the input's validation message",
+        "document.querySelector('#run-form .form-error').textContent.includes('topik')",
+    )
+    .await;
+    let after = studio_thread(&http, &base, "research-1").await;
+    assert_eq!(
+        after["timeline"].as_array().map_or(0, Vec::len),
+        count,
+        "the refused run wrote nothing"
+    );
+
     // Bad URLs: the page says what is missing, from the API's 404.
     b.goto(&format!("{base}/studio/threads/no-such-thread"))
         .await;
