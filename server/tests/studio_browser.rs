@@ -516,6 +516,45 @@ async fn studio_shows_and_drives_the_demo_in_a_browser() {
         "the refused run wrote nothing"
     );
 
+    // A new thread: a refused input leaves none behind; a good one runs, streaming, to
+    // the approval, and the page moves to the new thread.
+    let threads = |v: Value| v.as_array().map_or(0, Vec::len);
+    let before = threads(post(&http, format!("{base}/threads/search"), json!({})).await);
+    b.wait_css("#run-target")
+        .await
+        .select_by_value("new")
+        .await
+        .expect("a new thread is picked");
+    b.js("document.querySelector('#run-form .form-error').replaceChildren();")
+        .await;
+    b.wait_css("#run-form button[type='submit']")
+        .await
+        .click()
+        .await
+        .expect("submitted");
+    b.wait_until(
+        "the input's validation message again",
+        "document.querySelector('#run-form .form-error').textContent.includes('topik')",
+    )
+    .await;
+    let same = threads(post(&http, format!("{base}/threads/search"), json!({})).await);
+    assert_eq!(same, before, "no empty thread left behind");
+    b.fill("#run-input", r#"{"topic": "Rust at work"}"#).await;
+    b.wait_css("#run-form button[type='submit']")
+        .await
+        .click()
+        .await
+        .expect("submitted");
+    b.wait_until(
+        "the new thread's run to stop at approve",
+        "document.querySelector('#stream-status').dataset.outcome === 'interrupted' && !location.pathname.includes('research-1')",
+    )
+    .await;
+    b.wait_css("#thread-title .status[data-status='interrupted']")
+        .await;
+    let more = threads(post(&http, format!("{base}/threads/search"), json!({})).await);
+    assert_eq!(more, before + 1);
+
     // Bad URLs: the page says what is missing, from the API's 404.
     b.goto(&format!("{base}/studio/threads/no-such-thread"))
         .await;

@@ -581,6 +581,15 @@ function refreshDriveForms() {
   if (t && t.graph_id) $("#run-graph").value = t.graph_id;
 }
 
+/** A random (v4) UUID; `crypto.randomUUID` needs a secure context, this does not. */
+function newThreadId() {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const x = [...b].map((v) => v.toString(16).padStart(2, "0")).join("");
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
 /** The served graph that runs thread `t`: the one it recorded, else the one picked to run. */
 function graphOf(t) {
   return t.graph_id || $("#run-graph").value;
@@ -701,17 +710,17 @@ $("#run-form").addEventListener("submit", (e) => {
     const input = parseJson($("#run-input").value, "the input");
     const graph = $("#run-graph").value;
     if (!graph) throw new HttpError(0, "no graph to run: this server serves none");
+    const body = { assistant_id: graph, input };
     let tid;
     if ($("#run-target").value === "this" && state.thread) {
       tid = state.thread.thread_id;
     } else {
-      // A new thread only once the input passed the server's check would be nicer; the
-      // server checks the input before it runs anything, so an empty thread is all a bad
-      // input can leave behind.
-      const t = await call(`${ROOT}/threads`, {});
-      tid = t.thread_id;
+      // The run creates the thread, so an input the server refuses leaves no empty
+      // thread behind (a refused request writes nothing).
+      tid = newThreadId();
+      body.if_not_exists = "create";
     }
-    await streamRun(tid, { assistant_id: graph, input }, form);
+    await streamRun(tid, body, form);
   });
 });
 
