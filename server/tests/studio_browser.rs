@@ -545,6 +545,12 @@ async fn studio_shows_and_drives_the_demo_in_a_browser() {
         .click()
         .await
         .expect("submitted");
+    // Live: the new thread's timeline shows while its run is still going.
+    b.wait_until(
+        "the new thread's timeline during its run",
+        "document.querySelector('#stream-status').dataset.outcome === 'running' && !location.pathname.includes('research-1') && document.querySelectorAll('#timeline .cp').length > 0",
+    )
+    .await;
     b.wait_until(
         "the new thread's run to stop at approve",
         "document.querySelector('#stream-status').dataset.outcome === 'interrupted' && !location.pathname.includes('research-1')",

@@ -677,17 +677,29 @@ async function streamRun(tid, body, form) {
   status.dataset.outcome = "running";
   status.textContent = `running ${graph} on thread ${tid}…`;
   let ended = "finished";
+  // Each superstep's `values` brings the timeline up to date (at most every 300 ms).
+  let pending = null;
+  const refreshSoon = () => {
+    if (pending) return;
+    pending = setTimeout(() => {
+      pending = null;
+      openThread(tid, null, true, true);
+    }, 300);
+  };
   await readSse(res, (name, data) => {
     if (name === "error") ended = `failed: ${data && data.message ? data.message : short(data)}`;
     if (name === "updates" && data && data.__interrupt__) ended = "interrupted";
+    if (name === "values") refreshSoon();
     log.append(h("li", { "data-event": name }, h("span", { class: "ev" }, name), " ", short(data, 200)));
     log.scrollTop = log.scrollHeight;
   });
+  clearTimeout(pending);
   state.running = false;
-  status.textContent = `run on thread ${tid} ${ended}`;
-  status.dataset.outcome = ended.split(":")[0];
   await loadThreads();
   await openThread(tid, null, true);
+  // Said last, once the timeline shows the run's end.
+  status.textContent = `run on thread ${tid} ${ended}`;
+  status.dataset.outcome = ended.split(":")[0];
 }
 
 async function driveAction(form, fn) {
@@ -770,11 +782,18 @@ function hideThreadViews() {
 }
 
 /** Loads and shows thread `tid`, selecting `cid` (or the latest checkpoint). */
-async function openThread(tid, cid, replaceUrl) {
+/** Bumped by every `openThread`: a slower, older load then leaves the page alone. */
+let loads = 0;
+
+async function openThread(tid, cid, replaceUrl, quiet) {
+  const load = ++loads;
   let t;
   try {
     t = await call(`${API}/threads/${encodeURIComponent(tid)}`);
+    if (load !== loads) return;
   } catch (e) {
+    // A live refresh during a run says nothing (a new thread has no checkpoint yet).
+    if (quiet || load !== loads) return;
     state.thread = null;
     hideThreadViews();
     $("#graph-section").hidden = true;
