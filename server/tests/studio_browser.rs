@@ -309,6 +309,16 @@ async fn studio_shows_and_drives_the_demo_in_a_browser() {
     .await;
     b.fill("#search", "research").await;
     b.wait_css("#threads a[data-thread='research-1']").await;
+    // And by status, through the API's `status`.
+    let filter = b.wait_css("#status-filter").await;
+    filter.select_by_value("finished").await.expect("picked");
+    b.wait_until(
+        "no finished thread",
+        "document.querySelectorAll('#threads a').length === 0",
+    )
+    .await;
+    filter.select_by_value("interrupted").await.expect("picked");
+    b.wait_css("#threads a[data-thread='research-1']").await;
     b.shot("threads").await;
 
     // The thread: its timeline, oldest first, the latest checkpoint selected.

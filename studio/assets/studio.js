@@ -211,6 +211,8 @@ window.addEventListener("popstate", () => render());
 async function loadThreads() {
   const q = new URLSearchParams();
   if (state.search) q.set("search", state.search);
+  const status = $("#status-filter").value;
+  if (status) q.set("status", status);
   q.set("limit", "100");
   const list = $("#threads");
   try {
@@ -224,8 +226,9 @@ async function loadThreads() {
       h("div", { class: "thread-id" }, t.thread_id),
       h("div", { class: "thread-sub" }, statusBadge(t.status), ` step ${t.step} · ${t.checkpoints} checkpoints`),
       h("div", { class: "thread-sub" }, `updated ${fmtTime(t.updated_at)}`)))));
-    $("#threads-total").textContent = state.search
-      ? `${data.total} matching “${state.search}”`
+    const filters = [state.search ? `“${state.search}”` : null, status || null].filter(Boolean);
+    $("#threads-total").textContent = filters.length
+      ? `${data.total} matching ${filters.join(", ")}`
       : `${data.total} thread${data.total === 1 ? "" : "s"}`;
     return data.threads;
   } catch (e) {
@@ -242,6 +245,7 @@ $("#search").addEventListener("input", (e) => {
     loadThreads();
   }, 200);
 });
+$("#status-filter").addEventListener("change", () => loadThreads());
 $("#search-form").addEventListener("submit", (e) => {
   e.preventDefault();
   state.search = $("#search").value.trim();
