@@ -31,7 +31,7 @@ use crate::shape_json::GraphShape;
 /// let graph = StateGraph::<Doc>::new()
 ///     .add_node(write).add_edge(START, write).add_edge(write, END)
 ///     .compile_with(CompileOptions::new().shared_checkpointer(saver.clone()))?;
-/// graph.invoke_blocking(Doc::update(), &RunConfig::new().thread_id("t"))?;
+/// graph.invoke_blocking(Doc::update(), &RunConfig::new().thread("t"))?;
 /// let read = |version: &str| futures::executor::block_on(recorded_shape(&*saver, "t", version));
 /// assert_eq!(read(graph.graph_version())?, Some(graph.shape()));
 /// assert_eq!(read("another version")?, None);
