@@ -320,6 +320,15 @@ async fn studio_shows_and_drives_the_demo_in_a_browser() {
     filter.select_by_value("interrupted").await.expect("picked");
     b.wait_css("#threads a[data-thread='research-1']").await;
     b.shot("threads").await;
+    filter.select_by_value("").await.expect("any status");
+    b.wait_css("#search").await.clear().await.expect("cleared");
+    b.js("document.querySelector('#search-form').requestSubmit();")
+        .await;
+    b.wait_until(
+        "the list without filters",
+        "document.querySelector('#threads-total').textContent === '1 thread'",
+    )
+    .await;
 
     // The thread: its timeline, oldest first, the latest checkpoint selected.
     b.wait_css("#threads a[data-thread='research-1']")
