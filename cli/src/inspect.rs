@@ -8,6 +8,7 @@ use serde_json::Value;
 use stategraph::checkpoint::{
     CheckpointConfig, CheckpointSaver, CheckpointTuple, ListOptions, ThreadInfo, channel_values,
 };
+use stategraph_studio::record::{parent_id, source_name};
 
 use crate::error::CliError;
 use crate::ids;
@@ -462,20 +463,6 @@ impl<'a> Inspector<'a> {
             checkpoints: info.checkpoint_count,
             deleted: true,
         })
-    }
-}
-
-fn parent_id(tuple: &CheckpointTuple) -> Option<String> {
-    tuple
-        .parent_config
-        .as_ref()
-        .and_then(|p| p.checkpoint_id.clone())
-}
-
-fn source_name(tuple: &CheckpointTuple) -> String {
-    match serde_json::to_value(tuple.metadata.source) {
-        Ok(Value::String(s)) => s,
-        _ => format!("{:?}", tuple.metadata.source).to_lowercase(),
     }
 }
 

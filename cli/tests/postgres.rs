@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{WORK_STEPS, stategraph, write_tickets};
+use common::{WORK_STEPS, get, stategraph, studio, write_tickets};
 use serde_json::json;
 use stategraph::checkpoint::new_checkpoint_id;
 use stategraph_cli::exit;
@@ -173,4 +173,31 @@ async fn over_tls_a_schema_without_tables_is_still_refused() {
     );
     let exists = schema_exists(&url, &schema).await;
     assert!(!exists, "inspecting over TLS created schema {schema}");
+}
+
+#[tokio::test]
+async fn studio_serves_the_threads_of_a_postgres_schema() {
+    let Some(url) = server() else { return };
+    let schema = format!("cli_{}", new_checkpoint_id());
+    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema))
+        .await
+        .unwrap();
+    let graph = write_tickets(saver).await;
+    let (_served, addr) = studio(&["--url", url.as_str(), "--schema", schema.as_str()]);
+    let (status, _, body) = get(&addr, "/studio/api/threads?status=interrupted");
+    assert_eq!(status, 200, "{body}");
+    let list: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(list["total"], 1, "{list}");
+    assert_eq!(list["threads"][0]["thread_id"], "ticket-open");
+    let (_, _, body) = get(&addr, "/studio/api/threads/ticket-open");
+    let thread: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(thread["graph"]["version"], json!(graph.graph_version()));
+    let (_, _, body) = get(&addr, "/studio/api/info");
+    let info: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let source = info["source"].as_str().unwrap();
+    assert!(source.contains(&schema), "{source}");
+    assert!(
+        !source.contains(":sg_srv@") || source.contains("***"),
+        "{source}"
+    );
 }

@@ -121,11 +121,13 @@ fn shape_of(g: &dyn ChildGraph) -> GraphShape {
     }
 }
 
-/// `g`'s shape as JSON, as checkpoints record it: serialized once per compiled graph.
+/// `g`'s shape as checkpoints record it: its JSON text, serialized once per compiled
+/// graph and kept as one string, so recording it costs one copy (a JSON tree of a
+/// hundred nodes costs hundreds of allocations to copy and to free).
 pub(crate) fn recorded<S: GraphState>(g: &Graph<S>) -> &serde_json::Value {
     g.shape_record.get_or_init(|| {
         // A shape is strings and booleans: serializing it cannot fail.
-        serde_json::to_value(shape_of(g)).unwrap_or(serde_json::Value::Null)
+        serde_json::Value::String(serde_json::to_string(&shape_of(g)).unwrap_or_default())
     })
 }
 

@@ -47,6 +47,7 @@ pub mod assets;
 mod data;
 pub mod diff;
 mod error;
+pub mod record;
 pub mod status;
 mod timeline;
 pub mod views;

@@ -8,24 +8,9 @@ use stategraph::GraphShape;
 use stategraph::checkpoint::writes::{WRITE_ERROR, WRITE_UPDATE};
 use stategraph::checkpoint::{CheckpointTuple, PendingWrite};
 
+use crate::record::{parent_id, source_name};
 use crate::status::{self, InterruptEntry};
 use crate::views::{FailedTask, InterruptView, TaskView, TimelineEntry};
-
-/// The id of the checkpoint `tuple` follows.
-pub(crate) fn parent_id(tuple: &CheckpointTuple) -> Option<String> {
-    tuple
-        .parent_config
-        .as_ref()
-        .and_then(|p| p.checkpoint_id.clone())
-}
-
-/// Why `tuple` was written, as its metadata names it.
-pub(crate) fn source_name(tuple: &CheckpointTuple) -> String {
-    match serde_json::to_value(tuple.metadata.source) {
-        Ok(Value::String(s)) => s,
-        _ => format!("{:?}", tuple.metadata.source).to_lowercase(),
-    }
-}
 
 /// The interrupts among `tuple`'s pending writes.
 pub(crate) fn interrupts(tuple: &CheckpointTuple) -> Vec<InterruptView> {

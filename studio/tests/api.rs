@@ -448,3 +448,76 @@ async fn the_page_and_its_files_are_served_from_the_binary() {
         .unwrap();
     assert_eq!(missing.status(), 404);
 }
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct Job {
+    #[reducer(append)]
+    log: Vec<String>,
+}
+
+/// Fails while `FAIL` is set.
+static FAIL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+#[node]
+fn flaky(_: &Job) -> Result<JobUpdate, NodeError> {
+    if FAIL.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(NodeError::msg("the printer is jammed"));
+    }
+    Ok(Job::update().log(["printed"]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_step_shows_its_error_and_the_retry_counts_the_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("jobs.sqlite");
+    let graph = StateGraph::<Job>::new()
+        .add_node(flaky)
+        .add_edge(START, flaky)
+        .add_edge(flaky, END)
+        .compile_with(CompileOptions::new().checkpointer(SqliteSaver::open(&db).unwrap()))
+        .unwrap();
+    let config = RunConfig::new().thread("job");
+    assert!(graph.invoke(Job::update(), &config).await.is_err());
+
+    let saver = Arc::new(SqliteSaver::open(&db).unwrap());
+    let app = api(Studio::stored(saver, "jobs"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = reqwest::Client::new();
+    let get = |path: &str| {
+        let request = client.get(format!("{base}{path}"));
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+
+    let failed = get("/studio/api/threads/job").await;
+    assert_eq!(failed["status"], "failed");
+    let last = failed["timeline"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(strs(&last["next"]), ["flaky"]);
+    assert_eq!(last["errors"][0]["node"], "flaky");
+    assert!(
+        last["errors"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("the printer is jammed"),
+        "{last}"
+    );
+
+    FAIL.store(false, std::sync::atomic::Ordering::SeqCst);
+    graph.invoke(None, &config).await.unwrap();
+    let done = get("/studio/api/threads/job").await;
+    assert_eq!(done["status"], "finished");
+    let timeline = done["timeline"].as_array().unwrap();
+    let ran = &timeline.last().unwrap()["tasks"][0];
+    assert_eq!(ran["node"], "flaky");
+    assert_eq!(ran["attempts"], 2, "{ran}");
+    assert!(ran["error"].as_str().unwrap().contains("jammed"), "{ran}");
+    assert_eq!(ran["writes"], json!({ "log": ["printed"] }));
+    // The checkpoint it ran after no longer shows a failure: the task finished.
+    assert_eq!(timeline[timeline.len() - 2]["errors"], json!([]));
+}

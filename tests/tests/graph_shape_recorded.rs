@@ -64,10 +64,15 @@ async fn recorded(saver: &dyn CheckpointSaver, thread: &str) -> Vec<(String, Val
     tuples
         .into_iter()
         .filter_map(|t| {
-            let shape = t.metadata.extra.get(GRAPH_SHAPE_KEY)?.clone();
-            Some((t.checkpoint.graph_version.to_string(), shape))
+            let shape = t.metadata.extra.get(GRAPH_SHAPE_KEY)?;
+            Some((t.checkpoint.graph_version.to_string(), parsed(shape)))
         })
         .collect()
+}
+
+/// A recorded shape: its JSON text, parsed.
+fn parsed(recorded: &Value) -> Value {
+    serde_json::from_str(recorded.as_str().expect("the shape's JSON text")).unwrap()
 }
 
 #[tokio::test]
@@ -151,11 +156,12 @@ async fn run_metadata_cannot_set_or_override_the_recorded_shape() {
         .await
         .unwrap();
     assert!(tuples.iter().all(|t| t.metadata.extra["user"] == "ana"));
-    let stamped: Vec<&Value> = tuples
+    let stamped: Vec<Value> = tuples
         .iter()
         .filter_map(|t| t.metadata.extra.get(GRAPH_SHAPE_KEY))
+        .map(parsed)
         .collect();
-    assert_eq!(stamped, [&serde_json::to_value(graph.shape()).unwrap()]);
+    assert_eq!(stamped, [serde_json::to_value(graph.shape()).unwrap()]);
 }
 
 #[tokio::test]

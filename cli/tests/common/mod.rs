@@ -2,6 +2,8 @@
 //! running the built `stategraph` binary.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Command as Process, Output, Stdio};
 
@@ -246,4 +248,59 @@ pub fn encoded<S: GraphState>(state: &S) -> serde_json::Map<String, Value> {
             Some((c.name.to_string(), value))
         })
         .collect()
+}
+
+/// A GET over plain HTTP/1.1: the status, the head (lowercase) and the body.
+pub fn get(addr: &str, path: &str) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+/// A `stategraph studio` process, killed when dropped.
+pub struct Served(std::process::Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `stategraph <target> studio --addr 127.0.0.1:0`; the process and the
+/// address it printed (`studio at http://ADDR/studio`).
+pub fn studio(target: &[&str]) -> (Served, String) {
+    let child = Process::new(env!("CARGO_BIN_EXE_stategraph"))
+        .args(target)
+        .args(["studio", "--addr", "127.0.0.1:0"])
+        .env_remove(stategraph_cli::URL_ENV)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut served = Served(child);
+    let mut line = String::new();
+    BufReader::new(served.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("studio at http://")
+        .and_then(|rest| rest.strip_suffix("/studio"))
+        .unwrap_or_else(|| panic!("printed {line:?}"))
+        .to_string();
+    assert!(
+        addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
+        "{addr}"
+    );
+    (served, addr)
 }

@@ -14,7 +14,9 @@ use crate::shape_json::GraphShape;
 /// A run records its graph's [`GraphShape`] under [`GRAPH_SHAPE_KEY`] in the
 /// metadata of each root-namespace checkpoint whose graph version differs from its
 /// parent's (or that has no parent): once per graph version of the thread, so a
-/// thread continued by a changed graph holds both shapes.
+/// thread continued by a changed graph holds both shapes. It is recorded as its
+/// JSON text (a string holding the serialized shape), which costs a step one copy
+/// of a string rather than of a JSON tree.
 ///
 /// ```
 /// use stategraph::checkpoint::{InMemorySaver, recorded_shape};
@@ -56,16 +58,18 @@ pub async fn recorded_shape(
         let Some(recorded) = tuple.metadata.extra.get(GRAPH_SHAPE_KEY) else {
             continue;
         };
-        let shape =
-            <GraphShape as serde::Deserialize>::deserialize(recorded).map_err(|source| {
-                CheckpointError::Corrupt {
-                    what: format!(
-                        "the graph shape recorded in checkpoint {} of thread `{thread_id}`",
-                        tuple.checkpoint.id
-                    ),
-                    source,
-                }
-            })?;
+        // Recorded as the shape's JSON text; a JSON object is read too.
+        let decoded = match recorded {
+            serde_json::Value::String(text) => serde_json::from_str(text),
+            other => <GraphShape as serde::Deserialize>::deserialize(other),
+        };
+        let shape = decoded.map_err(|source| CheckpointError::Corrupt {
+            what: format!(
+                "the graph shape recorded in checkpoint {} of thread `{thread_id}`",
+                tuple.checkpoint.id
+            ),
+            source,
+        })?;
         return Ok(Some(shape));
     }
     Ok(None)

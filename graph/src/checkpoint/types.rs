@@ -12,8 +12,9 @@ use serde_json::Value;
 pub const CHECKPOINT_FORMAT: u32 = 1;
 
 /// The [`CheckpointMetadata::extra`] key under which a root-namespace checkpoint
-/// records its graph's [`GraphShape`](crate::GraphShape), when its graph version
-/// differs from its parent's (see [`recorded_shape`](super::recorded_shape)).
+/// records its graph's [`GraphShape`](crate::GraphShape) as JSON text, when its
+/// graph version differs from its parent's (see
+/// [`recorded_shape`](super::recorded_shape)).
 /// [`RunConfig::metadata`](crate::RunConfig::metadata) cannot set it.
 pub const GRAPH_SHAPE_KEY: &str = "__graph__";
 
