@@ -679,6 +679,7 @@ async function streamRun(tid, body, form) {
   log.replaceChildren();
   state.running = true;
   status.dataset.outcome = "running";
+  status.dataset.live = "0"; // timeline refreshes shown while this run went on
   status.textContent = `running ${graph} on thread ${tid}…`;
   let ended = "finished";
   // Each superstep's `values` brings the timeline up to date (at most every 300 ms).
@@ -795,6 +796,10 @@ async function openThread(tid, cid, replaceUrl, quiet) {
   try {
     t = await call(`${API}/threads/${encodeURIComponent(tid)}`);
     if (load !== loads) return;
+    if (quiet) {
+      const status = $("#stream-status");
+      status.dataset.live = String(Number(status.dataset.live || 0) + 1);
+    }
   } catch (e) {
     // A live refresh during a run says nothing (a new thread has no checkpoint yet).
     if (quiet || load !== loads) return;
