@@ -204,7 +204,13 @@ async fn execute(
                 Err(e) => tracing::warn!(error = %e, "renewing a lease failed"),
             },
             notice = notices.recv() => {
-                if let Ok(Notice::Cancel(id)) = notice && id == run.run_id
+                // A cancel of this run, or notices missed (a lagging receiver): look.
+                let look = match &notice {
+                    Ok(Notice::Cancel(id)) => *id == run.run_id,
+                    Ok(_) => false,
+                    Err(_) => true,
+                };
+                if look
                     && let Ok(Lease::Held { cancel: Some(action) }) = app.db.renew_lease(run.run_id.clone(), worker.to_string(), app.limits.lease).await {
                     break Err(Stop::Cancel(action));
                 }
