@@ -235,7 +235,7 @@ async fn open_listener(url: &str, options: &PostgresOptions) -> DbResult<Postgre
 }
 
 /// How often the listening connection is asked whether it is still alive.
-const PING: Duration = Duration::from_secs(10);
+const PING: Duration = Duration::from_secs(2);
 
 /// Forwards notices from `listener` to `hub`; when the connection drops, connects
 /// again with backoff (meanwhile workers and streams re-check on their own timers).
