@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use stategraph::checkpoint::ListOptions;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::app::App;
 use crate::db::{Finish, Lease, RunRow, RunStatus, ThreadStatus};
@@ -92,17 +92,19 @@ pub(crate) fn spawn(
 }
 
 async fn work(app: Arc<App>, worker: String, mut shutdown: watch::Receiver<bool>) {
-    let mut notices = app.hub.subscribe();
     loop {
         if *shutdown.borrow() {
             return;
         }
+        // Listen before looking: a run queued, or a cancel sent for the run about to
+        // be claimed, after this point is heard (older notices are in the tables).
+        let mut notices = app.hub.subscribe();
         match app.db.claim_run(worker.clone(), app.limits.lease).await {
             Ok(Some(run)) => {
                 let run_id = run.run_id.clone();
                 let span = tracing::info_span!("stategraph.server.run", run_id = %run_id, thread_id = %run.thread_id, attempt = run.attempt);
                 let stopped = tracing::Instrument::instrument(
-                    execute(&app, &worker, run, &mut shutdown),
+                    execute(&app, &worker, run, &mut notices, &mut shutdown),
                     span,
                 )
                 .await;
@@ -141,12 +143,14 @@ enum Stop {
     Shutdown,
 }
 
-/// Runs one claimed run to its end. Returns true when it stopped for shutdown
-/// (the run goes back to the queue).
+/// Runs one claimed run to its end, hearing cancels on `notices` (subscribed before
+/// the claim). Returns true when it stopped for shutdown (the run goes back to the
+/// queue).
 async fn execute(
     app: &Arc<App>,
     worker: &str,
     run: RunRow,
+    notices: &mut broadcast::Receiver<Notice>,
     shutdown: &mut watch::Receiver<bool>,
 ) -> bool {
     let graph = match app.assistant(&run.assistant_id) {
@@ -185,7 +189,6 @@ async fn execute(
 
     let (tx, mut rx) = mpsc::channel::<(String, Value)>(256);
     let mut running = graph.run(request, tx);
-    let mut notices = app.hub.subscribe();
     let mut beat = tokio::time::interval(app.limits.lease / 3);
     beat.tick().await;
     let mut events_open = true;

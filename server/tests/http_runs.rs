@@ -232,6 +232,36 @@ async fn a_cancelled_run_stops_and_frees_its_thread() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cancelled_the_moment_it_is_claimed_stops_at_once() {
+    // A long lease: only the cancel notice, not a heartbeat, can stop the run soon.
+    let h = Harness::start_with(|s| s.lease(Duration::from_secs(60))).await;
+    for round in 0..8 {
+        let t = h.thread().await;
+        let run = h
+            .background(
+                &t,
+                json!({ "assistant_id": "job", "input": { "delay_ms": 20_000 } }),
+            )
+            .await;
+        while h.run(&t, &run).await.1["status"] == "pending" {
+            tokio::task::yield_now().await;
+        }
+        let sent = std::time::Instant::now();
+        let (status, _) = h
+            .post(&format!("/threads/{t}/runs/{run}/cancel"), json!({}))
+            .await;
+        assert_eq!(status, 202, "round {round}");
+        h.join(&t, &run).await;
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "round {round}: the run stopped {:?} after its cancel",
+            sent.elapsed()
+        );
+        assert_eq!(h.run(&t, &run).await.1["status"], "interrupted");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_goes_away_leaves_the_run_going_and_can_re_attach() {
     let h = Harness::start().await;
     let t = h.thread().await;

@@ -254,7 +254,9 @@ async fn forward(url: String, options: PostgresOptions, mut listener: PostgresLi
                     None => break,
                 },
                 _ = ping.tick() => {
-                    let alive = tokio::time::timeout(PING, listener.client().simple_query("SELECT 1")).await;
+                    // LISTEN again as the ping: a no-op on a live session, and what
+                    // the session shows as its last statement stays `LISTEN`.
+                    let alive = tokio::time::timeout(PING, listener.client().batch_execute(&format!("LISTEN {CHANNEL}"))).await;
                     if !matches!(alive, Ok(Ok(_))) {
                         break;
                     }
