@@ -51,10 +51,11 @@ pub use runtime::{
 pub use shape_json::{GraphShape, ShapeEdge, ShapeNode, ShapeNodeKind};
 pub use state::{
     Add, Addable, Append, Change, ChangeSet, ChannelInfo, ChannelKey, ChannelWrite, Checkpointable,
-    CodecError, GraphState, InputError, IntoChannelValue, InvalidUpdate, LastValue, Merge,
-    Mergeable, Message, MessageLike, MessageList, MessageOp, Messages, Persistence, ReduceError,
-    Reducer, RemoveAllMessages, RemoveMessage, Role, Sequence, SetLike, StateUpdate, ToolCall,
-    Union, WithReducer, Write, state_to_json, update_from_json, update_to_json,
+    ChunkError, CodecError, GraphState, InputError, IntoChannelValue, InvalidUpdate, LastValue,
+    Merge, Mergeable, Message, MessageBuilder, MessageChunk, MessageLike, MessageList, MessageOp,
+    Messages, Persistence, ReduceError, Reducer, RemoveAllMessages, RemoveMessage, Role, Sequence,
+    SetLike, StateUpdate, ToolCall, ToolCallChunk, Union, WithReducer, Write, state_to_json,
+    update_from_json, update_to_json,
 };
 pub use stream::{DebugKind, RunStream, StreamEvent, StreamMode};
 pub use subgraph::{Subgraph, SubgraphCheckpoints, SubgraphError};

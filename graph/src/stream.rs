@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::checkpoint::{CheckpointConfig, CheckpointMetadata};
 use crate::node::{BoxFuture, Interrupt};
 use crate::runtime::RunError;
-use crate::state::GraphState;
+use crate::state::{GraphState, MessageChunk};
 
 /// Which events a stream carries; combine with `|`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,8 +42,11 @@ impl StreamMode {
     pub const DEBUG: Self = Self(1 << 4);
     /// Values nodes emit with `NodeContext::emit`, delivered while they run.
     pub const CUSTOM: Self = Self(1 << 5);
+    /// Pieces of messages as nodes write them (a model's tokens), sent with
+    /// `NodeContext::emit_message` while the node runs — LangGraph's `messages` mode.
+    pub const MESSAGES: Self = Self(1 << 7);
     /// Every mode.
-    pub const ALL: Self = Self(0b11_1111);
+    pub const ALL: Self = Self(0b1011_1111);
     /// Also the events of subgraphs (in the same modes), each as a
     /// [`StreamEvent::Subgraph`] tagged with its namespace — LangGraph's
     /// `stream(.., subgraphs=True)`. Not part of [`ALL`](Self::ALL): add it with `|`.
@@ -76,6 +79,7 @@ impl fmt::Debug for StreamMode {
             (Self::CHECKPOINTS, "CHECKPOINTS"),
             (Self::DEBUG, "DEBUG"),
             (Self::CUSTOM, "CUSTOM"),
+            (Self::MESSAGES, "MESSAGES"),
             (Self::SUBGRAPHS, "SUBGRAPHS"),
         ];
         let set: Vec<&str> = names
@@ -201,6 +205,15 @@ pub enum StreamEvent<S: GraphState> {
         /// The value.
         value: Value,
     },
+    /// `MESSAGES`: a piece of a message a node is writing, delivered while it runs.
+    Message {
+        /// The superstep.
+        step: i64,
+        /// The node.
+        node: String,
+        /// The piece (its `id` names the message).
+        chunk: MessageChunk,
+    },
     /// The run paused: dynamic interrupts carry their values; static breakpoints
     /// carry `null`. Always delivered, whatever the modes.
     Interrupt {
@@ -231,6 +244,7 @@ impl<S: GraphState> StreamEvent<S> {
             StreamEvent::Checkpoint { .. } => StreamMode::CHECKPOINTS,
             StreamEvent::Debug { .. } => StreamMode::DEBUG,
             StreamEvent::Custom { .. } => StreamMode::CUSTOM,
+            StreamEvent::Message { .. } => StreamMode::MESSAGES,
             StreamEvent::Interrupt { .. } => StreamMode::ALL,
             StreamEvent::Subgraph { .. } => StreamMode::SUBGRAPHS,
         }
@@ -324,6 +338,12 @@ impl<S: GraphState + fmt::Debug> fmt::Debug for StreamEvent<S> {
                 .field("node", node)
                 .field("value", value)
                 .finish(),
+            StreamEvent::Message { step, node, chunk } => f
+                .debug_struct("Message")
+                .field("step", step)
+                .field("node", node)
+                .field("chunk", chunk)
+                .finish(),
             StreamEvent::Interrupt { interrupts } => f
                 .debug_struct("Interrupt")
                 .field("interrupts", interrupts)
@@ -377,23 +397,43 @@ impl<S: GraphState> Emitter<S> {
         }
     }
 
-    /// A type-erased sender of custom events for node contexts.
-    pub(crate) fn custom_sink(&self) -> Option<CustomSink> {
-        if !self.wants(StreamMode::CUSTOM) {
+    /// A type-erased sender of the events nodes send while they run (`CUSTOM`,
+    /// `MESSAGES`), for node contexts; `None` when neither mode is streamed.
+    pub(crate) fn live_sink(&self) -> Option<LiveSink> {
+        let modes = self.modes;
+        if !modes.intersects(StreamMode::CUSTOM | StreamMode::MESSAGES) {
             return None;
         }
         let tx = self.tx.clone();
-        Some(Arc::new(move |node: String, value: Value| {
+        Some(Arc::new(move |live: Live| {
+            let event = match live {
+                Live::Custom { node, value } => StreamEvent::Custom { node, value },
+                Live::Message { step, node, chunk } => StreamEvent::Message { step, node, chunk },
+            };
             let tx = tx.clone();
             Box::pin(async move {
-                let _ = tx.send(Ok(StreamEvent::Custom { node, value })).await;
+                if modes.intersects(event.mode()) {
+                    let _ = tx.send(Ok(event)).await;
+                }
             })
         }))
     }
 }
 
-/// Delivers a custom event (node name, value).
-pub(crate) type CustomSink = Arc<dyn Fn(String, Value) -> BoxFuture<'static, ()> + Send + Sync>;
+/// An event a node sends while it runs.
+pub(crate) enum Live {
+    /// `NodeContext::emit`.
+    Custom { node: String, value: Value },
+    /// `NodeContext::emit_message`.
+    Message {
+        step: i64,
+        node: String,
+        chunk: MessageChunk,
+    },
+}
+
+/// Delivers the events nodes send while they run.
+pub(crate) type LiveSink = Arc<dyn Fn(Live) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// A streamed run: yields its events, then ends (with `Err` if the run failed).
 /// Dropping it cancels the run: in-flight nodes are dropped, and with a

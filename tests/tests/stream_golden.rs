@@ -204,6 +204,10 @@ fn render<S: GraphState>(
             };
             format!("debug step={step} kind={kind:?} ts=<ts> {shown}")
         }
+        StreamEvent::Message { step, node, chunk } => format!(
+            "message step={step} node={node} {}",
+            serde_json::to_string(chunk).unwrap_or_default()
+        ),
         StreamEvent::Custom { node, value } => format!("custom node={node} {value}"),
         StreamEvent::Interrupt { interrupts } => {
             format!("interrupt {}", norm.interrupts(interrupts))

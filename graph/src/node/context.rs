@@ -21,8 +21,9 @@ pub struct NodeContext {
     /// Resume values for this task's `interrupt` calls, in call order.
     pub(crate) resume: Arc<[serde_json::Value]>,
     pub(crate) interrupts_called: std::sync::atomic::AtomicUsize,
-    /// Where `emit` sends custom events (set when the run is streamed with `CUSTOM`).
-    pub(crate) custom: Option<crate::stream::CustomSink>,
+    /// Where `emit` and `emit_message` send their events (set when the run is
+    /// streamed with `CUSTOM` or `MESSAGES`).
+    pub(crate) custom: Option<crate::stream::LiveSink>,
     /// What the runtime hands a subgraph's runner about the run it is part of (its
     /// saver, namespace and durability): set only in graphs with subgraphs.
     pub(crate) scope: Option<Arc<dyn std::any::Any + Send + Sync>>,
@@ -78,8 +79,28 @@ impl NodeContext {
                 self.node
             ))
         })?;
-        sink(self.node.to_string(), value).await;
+        sink(crate::stream::Live::Custom {
+            node: self.node.to_string(),
+            value,
+        })
+        .await;
         Ok(())
+    }
+
+    /// Sends a piece of a message this node is writing (a model's streamed tokens)
+    /// to the run's stream as a `message` event, while the node is still running.
+    /// Waits while the stream's buffer is full; does nothing when the run is not
+    /// streamed with `StreamMode::MESSAGES`. Write the whole message (the chunks
+    /// joined with a [`MessageBuilder`](crate::MessageBuilder)) to the state as usual.
+    pub async fn emit_message(&self, chunk: crate::state::MessageChunk) {
+        if let Some(sink) = &self.custom {
+            sink(crate::stream::Live::Message {
+                step: i64::try_from(self.step).unwrap_or(i64::MAX),
+                node: self.node.to_string(),
+                chunk,
+            })
+            .await;
+        }
     }
 
     /// The running node's name.

@@ -218,6 +218,9 @@ fn event_json<C: GraphState>(event: StreamEvent<C>) -> Value {
         StreamEvent::Custom { node, value } => {
             json!({ "type": "custom", "node": node, "value": value })
         }
+        StreamEvent::Message { step, node, chunk } => {
+            json!({ "type": "message", "step": step, "node": node, "chunk": chunk })
+        }
         StreamEvent::Interrupt { interrupts } => {
             json!({ "type": "interrupt", "interrupts": interrupts })
         }

@@ -57,7 +57,7 @@ pub(crate) struct StepTasks<'a, S: GraphState> {
     /// Per task: an output already known (saved writes), or an unanswered interrupt.
     pub(crate) known: Vec<Known<S>>,
     /// Where `NodeContext::emit` sends custom events.
-    pub(crate) custom: Option<crate::stream::CustomSink>,
+    pub(crate) custom: Option<crate::stream::LiveSink>,
     /// The resume values of a task without any (shared, empty).
     pub(crate) no_resume: Arc<[serde_json::Value]>,
     /// What subgraph tasks need of the run (see `NodeContext::scope`).
@@ -135,7 +135,7 @@ struct TaskEnv<'a> {
     config: &'a RunConfig,
     key: Option<&'a Arc<str>>,
     resume: &'a Arc<[serde_json::Value]>,
-    custom: &'a Option<crate::stream::CustomSink>,
+    custom: &'a Option<crate::stream::LiveSink>,
     scope: &'a Option<Arc<dyn std::any::Any + Send + Sync>>,
     store: &'a Option<Arc<dyn crate::store::Store>>,
 }

@@ -66,7 +66,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             keys: &keys,
             resume: &resume,
             known,
-            custom: self.emitter.as_ref().and_then(Emitter::custom_sink),
+            custom: self.emitter.as_ref().and_then(Emitter::live_sink),
             no_resume: self.no_answers.clone(),
             scope: self.scope(tasks, &keys),
             store: self.store(),

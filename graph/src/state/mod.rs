@@ -3,6 +3,7 @@
 
 mod change;
 mod channel;
+mod chunk;
 mod codec;
 mod json;
 mod message;
@@ -12,6 +13,7 @@ mod write;
 
 pub use change::{Change, ReduceError};
 pub use channel::{ChannelInfo, ChannelKey, Persistence};
+pub use chunk::{ChunkError, MessageBuilder, MessageChunk, ToolCallChunk};
 pub use codec::{Checkpointable, CodecError};
 pub use json::{InputError, state_to_json, update_from_json, update_to_json};
 pub use message::{
