@@ -1,7 +1,15 @@
 //! Typed tools, chat models and a tool-calling agent for stategraph graphs.
 
 pub mod model;
+pub mod react;
+pub mod scripted;
+pub mod state;
 pub mod tool;
+pub mod tool_node;
 
 pub use model::{ChatModel, ChatRequest, ChunkStream, ModelError, new_message_id, stream_to};
+pub use react::{AgentError, ReactAgent, Review, react_agent};
+pub use scripted::ScriptedModel;
+pub use state::{AgentState, MessagesState, MessagesStateUpdate, pending_tool_calls};
 pub use tool::{Tool, ToolError, ToolSpec, Tools};
+pub use tool_node::{ToolNode, tools_condition};

@@ -357,15 +357,20 @@ impl<S: GraphState> StateGraph<S> {
                 }
             },
         ));
+        self.push_state_node(name.clone(), runner);
+        NodeHandle::new(name)
+    }
+
+    /// Adds a node of `name` taking the state, run by `runner`.
+    pub(crate) fn push_state_node(&mut self, name: Arc<str>, runner: Runner<S>) {
         self.nodes.push(NodeSpec {
-            name: name.clone(),
+            name,
             runner,
             takes_state: true,
             payload_codec: None,
             reads: None,
             child: None,
         });
-        NodeHandle::new(name)
     }
 
     /// Adds an edge. One source: the target runs in the superstep after the source

@@ -10,6 +10,7 @@
 extern crate self as stategraph;
 
 pub mod builder;
+mod builder_async;
 pub mod cache;
 pub mod checkpoint;
 pub mod compile;
