@@ -39,7 +39,7 @@ pub trait AgentState: GraphState {
 
 /// The conversation and nothing else: the state [`react_agent`](crate::react_agent)
 /// runs over.
-#[derive(GraphState, Clone, Debug, Default, PartialEq)]
+#[derive(GraphState, Clone, Debug, Default, PartialEq, schemars::JsonSchema)]
 pub struct MessagesState {
     /// The conversation.
     #[reducer(messages)]

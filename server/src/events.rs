@@ -5,15 +5,18 @@
 use serde_json::{Map, Value, json};
 use stategraph::checkpoint::CheckpointConfig;
 use stategraph::state::{state_to_json, update_to_json};
-use stategraph::{GraphState, Interrupt, StreamEvent, StreamMode};
+use stategraph::{GraphState, Interrupt, MessageChunk, StreamEvent, StreamMode};
 
 use crate::error::ApiError;
+use crate::messages::{MessageForms, MessageParts};
 
-/// The stream modes a request asked for, as given (`messages` and `events` are
-/// accepted and carry nothing yet).
+/// The stream modes a request asked for, as given (`events` is accepted and carries
+/// nothing).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Modes {
     pub(crate) graph: Option<StreamMode>,
+    /// The wire forms of `MESSAGES` asked for.
+    pub(crate) messages: MessageForms,
 }
 
 /// The mode names a client may ask for.
@@ -52,6 +55,7 @@ impl Modes {
             }
         };
         let mut mode: Option<StreamMode> = None;
+        let mut messages = MessageForms::default();
         for name in names {
             let m = match name {
                 "values" => StreamMode::VALUES,
@@ -60,6 +64,14 @@ impl Modes {
                 "tasks" => StreamMode::TASKS,
                 "checkpoints" => StreamMode::CHECKPOINTS,
                 "debug" => StreamMode::DEBUG,
+                "messages" => {
+                    messages.partial = true;
+                    StreamMode::MESSAGES
+                }
+                "messages-tuple" => {
+                    messages.tuple = true;
+                    StreamMode::MESSAGES
+                }
                 other if KNOWN.contains(&other) => continue,
                 other => {
                     return Err(ApiError::invalid(
@@ -73,7 +85,10 @@ impl Modes {
         if subgraphs {
             mode = mode.map(|m| m | StreamMode::SUBGRAPHS);
         }
-        Ok(Self { graph: mode })
+        Ok(Self {
+            graph: mode,
+            messages,
+        })
     }
 
     /// The modes the graph's stream is asked for (values at least: the run's result
@@ -133,7 +148,11 @@ fn values_json<S: GraphState>(values: &S) -> Value {
 }
 
 /// The wire events for one typed event, given the requested modes.
-pub(crate) fn to_wire<S: GraphState>(event: &StreamEvent<S>, modes: Modes) -> Vec<(String, Value)> {
+pub(crate) fn to_wire<S: GraphState>(
+    event: &StreamEvent<S>,
+    modes: Modes,
+    parts: &mut MessageParts,
+) -> Vec<(String, Value)> {
     let one = |name: &str, data: Value| vec![(name.to_string(), data)];
     match event {
         StreamEvent::Values { values, .. } if modes.wants(StreamMode::VALUES) => {
@@ -144,6 +163,9 @@ pub(crate) fn to_wire<S: GraphState>(event: &StreamEvent<S>, modes: Modes) -> Ve
         }
         StreamEvent::Custom { value, .. } if modes.wants(StreamMode::CUSTOM) => {
             one("custom", value.clone())
+        }
+        StreamEvent::Message { step, node, chunk } if modes.wants(StreamMode::MESSAGES) => {
+            parts.wire(modes.messages, *step, node, "", chunk)
         }
         StreamEvent::TaskStart { .. } | StreamEvent::TaskResult { .. }
             if modes.wants(StreamMode::TASKS) =>
@@ -174,9 +196,14 @@ pub(crate) fn to_wire<S: GraphState>(event: &StreamEvent<S>, modes: Modes) -> Ve
             "updates",
             json!({ "__interrupt__": interrupts_json(interrupts) }),
         ),
-        StreamEvent::Subgraph { ns, event } if modes.subgraphs() => subgraph_wire(ns, event)
-            .map(|(mode, data)| vec![(format!("{mode}|{ns}"), data)])
-            .unwrap_or_default(),
+        StreamEvent::Subgraph { ns, event } if modes.subgraphs() => {
+            if event.get("type").and_then(Value::as_str) == Some("message") {
+                return subgraph_message(ns, event, modes, parts);
+            }
+            subgraph_wire(ns, event)
+                .map(|(mode, data)| vec![(format!("{mode}|{ns}"), data)])
+                .unwrap_or_default()
+        }
         _ => Vec::new(),
     }
 }
@@ -226,6 +253,26 @@ fn checkpoint_json<S: GraphState>(event: &StreamEvent<S>) -> Value {
             "parent_checkpoint": parent_config.as_ref().map(crate::served::checkpoint_ref),
         }),
         _ => Value::Null,
+    }
+}
+
+/// A subgraph's message piece (the child's own JSON form) in the asked wire forms.
+fn subgraph_message(
+    ns: &str,
+    event: &Value,
+    modes: Modes,
+    parts: &mut MessageParts,
+) -> Vec<(String, Value)> {
+    let chunk = event
+        .get("chunk")
+        .and_then(|c| serde_json::from_value::<MessageChunk>(c.clone()).ok());
+    match (
+        chunk,
+        event.get("step").and_then(Value::as_i64),
+        event.get("node").and_then(Value::as_str),
+    ) {
+        (Some(chunk), Some(step), Some(node)) => parts.wire(modes.messages, step, node, ns, &chunk),
+        _ => Vec::new(),
     }
 }
 

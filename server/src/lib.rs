@@ -10,6 +10,7 @@ mod db;
 mod error;
 mod events;
 mod hub;
+mod messages;
 mod routes;
 mod served;
 mod wire;

@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 
 use crate::error::ApiError;
 use crate::events::{Modes, interrupts_json, to_wire};
+use crate::messages::MessageParts;
 pub(crate) use chat::output as chat_output;
 pub(crate) use state::{checkpoint_ref, update_response};
 
@@ -278,6 +279,7 @@ impl<S: GraphState> Entry<S> {
         let mut stream = self.graph.stream(input, &config, req.modes.for_graph());
         let mut last_values: Option<Value> = None;
         let mut interrupts = Value::Array(Vec::new());
+        let mut parts = MessageParts::default();
         while let Some(event) = stream.next().await {
             match event {
                 Ok(event) => {
@@ -292,7 +294,7 @@ impl<S: GraphState> Entry<S> {
                         }
                         _ => {}
                     }
-                    for wire in to_wire(&event, req.modes) {
+                    for wire in to_wire(&event, req.modes, &mut parts) {
                         if events.send(wire).await.is_err() {
                             break;
                         }
