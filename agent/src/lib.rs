@@ -8,7 +8,7 @@ pub mod tool;
 pub mod tool_node;
 
 pub use model::{ChatModel, ChatRequest, ChunkStream, ModelError, new_message_id, stream_to};
-pub use react::{AgentError, ReactAgent, Review, react_agent};
+pub use react::{AgentError, AgentNodes, ReactAgent, Review, react_agent};
 pub use scripted::ScriptedModel;
 pub use state::{AgentState, MessagesState, MessagesStateUpdate, pending_tool_calls};
 pub use tool::{Tool, ToolError, ToolSpec, Tools};

@@ -86,9 +86,23 @@ pub enum AgentError {
 pub struct ReactAgent<S: AgentState = MessagesState> {
     model: Arc<dyn ChatModel>,
     tools: Tools,
-    system: Option<String>,
+    system: Option<Prompt<S>>,
     approve: BTreeSet<String>,
     state: PhantomData<fn() -> S>,
+}
+
+/// Makes the system prompt from the state.
+type Prompt<S> = Arc<dyn Fn(&S) -> Option<String> + Send + Sync>;
+
+/// The nodes [`ReactAgent::add_to`] added, to wire into a larger graph.
+#[derive(Clone, Debug)]
+pub struct AgentNodes<S> {
+    /// The model's node: send the conversation here (`add_edge(.., &nodes.agent)`).
+    pub agent: NodeHandle<S>,
+    /// The tools' node.
+    pub tools: NodeHandle<S>,
+    /// The approval node, with [`ReactAgent::approve_before`].
+    pub approve: Option<NodeHandle<S>>,
 }
 
 /// The agent over [`MessagesState`]: `react_agent(model, tools).build()?` gives
@@ -118,7 +132,20 @@ impl<S: AgentState> ReactAgent<S> {
     /// call (it is not written to the state).
     #[must_use]
     pub fn system_prompt(mut self, text: impl Into<String>) -> Self {
-        self.system = Some(text.into());
+        let text = text.into();
+        self.system = Some(Arc::new(move |_: &S| Some(text.clone())));
+        self
+    }
+
+    /// Makes the system message from the state on every model call (`None`: no
+    /// system message) — for what the state knows about the user, the task, the
+    /// date.
+    #[must_use]
+    pub fn system_prompt_with(
+        mut self,
+        prompt: impl Fn(&S) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.system = Some(Arc::new(prompt));
         self
     }
 
@@ -138,13 +165,26 @@ impl<S: AgentState> ReactAgent<S> {
     /// [`AgentError::UnknownTool`] when `approve_before` names a tool the agent
     /// does not have.
     pub fn build(self) -> Result<StateGraph<S>, AgentError> {
+        let mut graph = StateGraph::<S>::new();
+        let nodes = self.add_to(&mut graph)?;
+        graph.add_edge(START, &nodes.agent);
+        Ok(graph)
+    }
+
+    /// Adds the agent's nodes (`agent`, `tools`, and `approve` with approval) and
+    /// the edges between them to `graph`, which may hold nodes of its own: lead
+    /// into `nodes.agent`; the agent ends the run (`END`) when the model answers
+    /// without tool calls.
+    ///
+    /// # Errors
+    /// As [`ReactAgent::build`].
+    pub fn add_to(self, graph: &mut StateGraph<S>) -> Result<AgentNodes<S>, AgentError> {
         if let Some(tool) = self.approve.iter().find(|t| self.tools.get(t).is_none()) {
             return Err(AgentError::UnknownTool {
                 tool: tool.clone(),
                 known: self.tools.names().collect::<Vec<_>>().join(", "),
             });
         }
-        let mut graph = StateGraph::<S>::new();
         let model = self.model.clone();
         let specs = Arc::new(self.tools.specs());
         let system = self.system.clone();
@@ -152,22 +192,25 @@ impl<S: AgentState> ReactAgent<S> {
             let (model, specs, system) = (model.clone(), specs.clone(), system.clone());
             async move {
                 let mut messages = Vec::with_capacity(state.messages().len() + 1);
-                messages.extend(system.map(Message::system));
+                messages.extend(system.and_then(|p| p(&state)).map(Message::system));
                 messages.extend_from_slice(state.messages());
                 let request = ChatRequest::new(messages).with_tools(specs.to_vec());
                 let reply = stream_to(&*model, &request, &ctx).await?;
                 Ok::<_, NodeError>(Command::new().update(S::add_messages(vec![reply])))
             }
         });
-        let tools = ToolNode::new(self.tools).add_to(&mut graph, TOOLS_NODE);
-        graph.add_edge(START, &agent);
+        let tools = ToolNode::new(self.tools).add_to(graph, TOOLS_NODE);
         graph.add_edge(&tools, &agent);
         if self.approve.is_empty() {
             graph.add_conditional_edges(&agent, tools_condition(&tools), (&tools, END));
-            return Ok(graph);
+            return Ok(AgentNodes {
+                agent,
+                tools,
+                approve: None,
+            });
         }
         let approve = Arc::new(self.approve);
-        let approval = add_approval(&mut graph, approve.clone(), &tools, &agent);
+        let approval = add_approval(graph, approve.clone(), &tools, &agent);
         let (to_tools, to_approval) = (tools.clone(), approval.clone());
         graph.add_conditional_edges(
             &agent,
@@ -183,7 +226,11 @@ impl<S: AgentState> ReactAgent<S> {
             },
             (&approval, &tools, END),
         );
-        Ok(graph)
+        Ok(AgentNodes {
+            agent,
+            tools,
+            approve: Some(approval),
+        })
     }
 }
 
