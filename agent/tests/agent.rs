@@ -416,3 +416,68 @@ async fn without_messages_mode_nothing_is_streamed_and_the_reply_is_the_same() {
     );
     assert_eq!(events.len(), 1, "one update from the model");
 }
+
+#[tokio::test]
+async fn an_agent_nested_as_a_subgraph_streams_its_tokens_to_the_parent_s_messages_mode() {
+    #[derive(GraphState, Clone, Debug, Default)]
+    struct Desk {
+        question: String,
+        answer: String,
+    }
+    let model = ScriptedModel::new([Message::assistant("Tides follow the moon.")]).piece_size(4);
+    let child = react_agent(model, Tools::new())
+        .build()
+        .unwrap()
+        .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()))
+        .unwrap();
+    let mut parent = StateGraph::<Desk>::new();
+    let helper = parent.add_subgraph(stategraph::Subgraph::new(
+        "helper",
+        child,
+        |d: &Desk| MessagesState::update().messages([Message::user(d.question.clone())]),
+        |c: &MessagesState| {
+            Desk::update().answer(
+                c.messages
+                    .last()
+                    .map(|m| m.content.clone())
+                    .unwrap_or_default(),
+            )
+        },
+    ));
+    parent.add_edge(START, &helper);
+    let parent = parent
+        .compile_with(CompileOptions::new().checkpointer(InMemorySaver::new()))
+        .unwrap();
+    let events: Vec<_> = parent
+        .stream(
+            Desk::update().question("Why tides?"),
+            &RunConfig::new().thread("desk"),
+            StreamMode::MESSAGES | StreamMode::VALUES,
+        )
+        .map(Result::unwrap)
+        .collect()
+        .await;
+    let pieces: Vec<(&str, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Message { node, chunk, .. } => {
+                Some((node.as_str(), chunk.content.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pieces.len(), 6, "{pieces:?}");
+    assert!(pieces.iter().all(|(node, _)| *node == "agent"));
+    let text: String = pieces.iter().map(|(_, t)| *t).collect();
+    assert_eq!(text, "Tides follow the moon.");
+    // Only the parent's own events besides: no subgraph events without SUBGRAPHS.
+    assert!(
+        events
+            .iter()
+            .all(|e| !matches!(e, StreamEvent::Subgraph { .. }))
+    );
+    let StreamEvent::Values { values, .. } = events.last().unwrap() else {
+        panic!("values last");
+    };
+    assert_eq!(values.answer, text);
+}

@@ -8,11 +8,14 @@ use serde_json::{Map, Value, json};
 use crate::checkpoint::CheckpointError;
 use crate::future::BoxFuture;
 use crate::state::GraphState;
+use crate::state::MessageChunk;
 use crate::stream::{Emitter, StreamEvent, StreamMode};
 
 use super::error::RunError;
 
 type Send = Arc<dyn Fn(String, Value) -> BoxFuture<'static, ()> + std::marker::Send + Sync>;
+type SendMessage =
+    Arc<dyn Fn(i64, String, MessageChunk) -> BoxFuture<'static, ()> + std::marker::Send + Sync>;
 
 /// Where a subgraph task's child sends its events: the parent's stream.
 #[derive(Clone)]
@@ -21,6 +24,10 @@ pub(crate) struct ChildEvents {
     pub(crate) modes: StreamMode,
     /// Sends one child event (namespace, JSON) to the parent's stream.
     send: Send,
+    /// Without `SUBGRAPHS` but with `MESSAGES`: the child's message pieces go to
+    /// the parent's stream as its own `Message` events (a model's tokens reach a chat
+    /// client from any depth, as in LangGraph), and nothing else does.
+    messages_only: Option<SendMessage>,
     /// With several subgraph tasks in one step: their events in task order.
     order: Option<Arc<tokio::sync::Mutex<Order>>>,
 }
@@ -58,7 +65,12 @@ impl ChildEvents {
         emitter: Option<&Emitter<S>>,
         keys: Vec<Arc<str>>,
     ) -> Option<Self> {
-        let em = emitter.filter(|em| em.wants(StreamMode::SUBGRAPHS))?;
+        let em = emitter?;
+        if !em.wants(StreamMode::SUBGRAPHS) {
+            return em
+                .wants(StreamMode::MESSAGES)
+                .then(|| Self::messages_only(em));
+        }
         let tx = em.tx.clone();
         let tasks = keys.len();
         let order = (tasks > 1).then(|| {
@@ -77,13 +89,37 @@ impl ChildEvents {
                     let _ = tx.send(Ok(StreamEvent::Subgraph { ns, event })).await;
                 })
             }),
+            messages_only: None,
             order,
         })
+    }
+
+    /// For a parent streaming `MESSAGES` without `SUBGRAPHS`.
+    fn messages_only<S: GraphState>(em: &Emitter<S>) -> Self {
+        let tx = em.tx.clone();
+        Self {
+            modes: StreamMode::MESSAGES,
+            send: Arc::new(|_, _| Box::pin(async {})),
+            messages_only: Some(Arc::new(move |step, node, chunk| {
+                let tx = tx.clone();
+                Box::pin(async move {
+                    let event = StreamEvent::Message { step, node, chunk };
+                    let _ = tx.send(Ok(event)).await;
+                })
+            })),
+            order: None,
+        }
     }
 
     /// Forwards one event of the child of task `key`, running in namespace `ns`. A
     /// grandchild's event keeps its own (full) namespace.
     pub(crate) async fn forward<C: GraphState>(&self, key: &str, ns: &str, event: StreamEvent<C>) {
+        if let Some(send) = &self.messages_only {
+            if let StreamEvent::Message { step, node, chunk } = event {
+                send(step, node, chunk).await;
+            }
+            return;
+        }
         let (ns, json) = match event {
             StreamEvent::Subgraph { ns, event } => (ns, event),
             other => (ns.to_string(), event_json(other)),
