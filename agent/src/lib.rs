@@ -5,3 +5,6 @@ pub mod tool;
 
 pub use model::{ChatModel, ChatRequest, ChunkStream, ModelError, new_message_id, stream_to};
 pub use tool::{Tool, ToolError, ToolSpec, Tools};
+
+pub mod openai;
+pub use openai::{OpenAiEnvError, OpenAiModel};
