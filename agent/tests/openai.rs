@@ -789,3 +789,23 @@ async fn the_request_has_the_chat_completions_wire_shape() {
         json!({"model": "test-model", "messages": [{"role": "user", "content": "Hi"}], "stream": true})
     );
 }
+
+#[tokio::test]
+async fn https_urls_are_spoken_with_tls() {
+    // A plain-HTTP server at an https URL: the TLS handshake fails, which shows the
+    // client speaks TLS at all (a build without it rejects the URL's scheme).
+    let server = serve(vec![]).await;
+    let model = server
+        .model()
+        .max_retries(0)
+        .base_url(server.base.replace("http://", "https://"));
+    let err = model.invoke(&hello()).await.unwrap_err();
+    assert!(matches!(err, ModelError::Transport { .. }), "{err}");
+    let text = err.to_string();
+    assert!(!text.contains("scheme"), "{text}");
+    assert!(
+        text.to_lowercase().contains("tls") || text.contains("corrupt"),
+        "{text}"
+    );
+    assert_eq!(server.requests(), 0);
+}

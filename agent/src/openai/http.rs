@@ -61,7 +61,11 @@ impl OpenAiModel {
                         retry += 1;
                         continue;
                     }
-                    let text = response.text().await.unwrap_or_default();
+                    let text = tokio::time::timeout(self.timeout, response.text())
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                        .unwrap_or_default();
                     return Err(status_error(&url, status, &text, retry));
                 }
                 Err(e) if e.is_connect() && retry < self.max_retries => {
