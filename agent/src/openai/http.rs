@@ -8,7 +8,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::OpenAiModel;
-use super::wire::excerpt;
+use super::wire::{error_in, excerpt};
 use crate::model::ModelError;
 
 /// The longest wait a `Retry-After` header is obeyed for.
@@ -140,7 +140,8 @@ fn status_error(url: &str, status: StatusCode, text: &str, retries: u32) -> Mode
     let mut body = serde_json::from_str::<Value>(text)
         .ok()
         .and_then(|v| {
-            v.pointer("/error/message")
+            error_in(&v)
+                .and_then(|e| e.get("message"))
                 .and_then(Value::as_str)
                 .map(excerpt)
         })
@@ -211,6 +212,12 @@ mod tests {
         assert!(text.contains("HTTP 401"), "{text}");
         assert!(text.contains("Incorrect API key provided"), "{text}");
         assert!(text.contains("check the API key"), "{text}");
+        let vllm = r#"{"object":"error","message":"The model `x` does not exist.","code":404}"#;
+        let text = status_error("u", StatusCode::NOT_FOUND, vllm, 0).to_string();
+        assert!(
+            text.contains(": The model `x` does not exist. (check the base URL"),
+            "{text}"
+        );
         let err = status_error("u", StatusCode::BAD_GATEWAY, "<html>down</html>", 2);
         let text = err.to_string();
         assert!(text.contains("<html>down</html>"), "{text}");

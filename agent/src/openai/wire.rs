@@ -105,8 +105,6 @@ struct Completion {
     id: Option<String>,
     #[serde(default)]
     choices: Vec<Choice>,
-    #[serde(default)]
-    error: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -162,16 +160,18 @@ struct WireFunction {
 /// A whole (non-streamed) reply as a message: `choices[0].message`, with the
 /// reply's `id` (or a fresh one).
 pub(super) fn parse_completion(url: &str, text: &str) -> Result<Message, ModelError> {
-    let completion: Completion = serde_json::from_str(text).map_err(|e| ModelError::Malformed {
+    let malformed = |e: serde_json::Error| ModelError::Malformed {
         url: url.to_owned(),
         message: format!(
             "the reply is not chat completion JSON ({e}); it starts: {}",
             excerpt(text)
         ),
-    })?;
-    if let Some(error) = &completion.error {
+    };
+    let value: Value = serde_json::from_str(text).map_err(malformed)?;
+    if let Some(error) = error_in(&value) {
         return Err(error_object(url, error));
     }
+    let completion: Completion = serde_json::from_value(value).map_err(malformed)?;
     let Some(choice) = completion.choices.into_iter().next() else {
         return Err(ModelError::Malformed {
             url: url.to_owned(),
@@ -219,8 +219,6 @@ struct StreamChunk {
     id: Option<String>,
     #[serde(default)]
     choices: Vec<StreamChoice>,
-    #[serde(default)]
-    error: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -286,16 +284,18 @@ impl Decoder {
             self.done = true;
             return Ok(None);
         }
-        let chunk: StreamChunk = serde_json::from_str(data).map_err(|e| ModelError::Malformed {
+        let malformed = |e: serde_json::Error| ModelError::Malformed {
             url: self.url.clone(),
             message: format!(
                 "a streamed event is not a completion chunk ({e}): {}",
                 excerpt(data)
             ),
-        })?;
-        if let Some(error) = &chunk.error {
+        };
+        let value: Value = serde_json::from_str(data).map_err(malformed)?;
+        if let Some(error) = error_in(&value) {
             return Err(error_object(&self.url, error));
         }
+        let chunk: StreamChunk = serde_json::from_value(value).map_err(malformed)?;
         let id = self
             .id
             .get_or_insert_with(|| non_empty(chunk.id).unwrap_or_else(new_message_id))
@@ -374,7 +374,16 @@ impl Decoder {
     }
 }
 
-/// An `{"error": {...}}` object a server sent in place of a reply: a status error
+/// The error a server sent in place of a reply: `{"error": {...}}` (OpenAI,
+/// Ollama, vLLM's streams) or `{"object": "error", "message": ...}` (vLLM).
+pub(super) fn error_in(value: &Value) -> Option<&Value> {
+    match value.get("error") {
+        Some(error) if !error.is_null() => Some(error),
+        _ => (value.get("object").and_then(Value::as_str) == Some("error")).then_some(value),
+    }
+}
+
+/// An error object a server sent in place of a reply: a status error
 /// when it names an HTTP status, else a malformed reply quoting its message.
 pub(super) fn error_object(url: &str, error: &Value) -> ModelError {
     let message = error
@@ -459,6 +468,25 @@ mod tests {
         let err = error_object("u", &json!({"message": "oops", "type": "server_error"}));
         assert!(matches!(err, ModelError::Malformed { .. }), "{err}");
         assert!(err.to_string().contains("oops"), "{err}");
+    }
+
+    #[test]
+    fn vllm_top_level_error_objects_are_errors_not_empty_events() {
+        let data = r#"{"object":"error","message":"maximum context length is 4096","type":"BadRequestError","code":400}"#;
+        let err = Decoder::new("u").event(data).unwrap_err();
+        assert!(
+            matches!(err, ModelError::Status { status: 400, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("maximum context length"), "{err}");
+        let err = parse_completion("u", data).unwrap_err();
+        assert!(
+            matches!(err, ModelError::Status { status: 400, .. }),
+            "{err}"
+        );
+        // `"error": null` is no error.
+        let ok = r#"{"id":"x","error":null,"choices":[{"delta":{"content":"a"}}]}"#;
+        assert!(Decoder::new("u").event(ok).unwrap().is_some());
     }
 
     #[test]
