@@ -13,3 +13,6 @@ pub use scripted::ScriptedModel;
 pub use state::{AgentState, MessagesState, MessagesStateUpdate, pending_tool_calls};
 pub use tool::{Tool, ToolError, ToolSpec, Tools};
 pub use tool_node::{ToolNode, tools_condition};
+
+pub mod openai;
+pub use openai::{OpenAiEnvError, OpenAiModel};
