@@ -809,3 +809,106 @@ async fn https_urls_are_spoken_with_tls() {
     );
     assert_eq!(server.requests(), 0);
 }
+
+/// A tool adding two numbers, recording what it was called with.
+#[derive(Clone, Default)]
+struct Adder(Arc<Mutex<Vec<Value>>>);
+
+impl stategraph_agent::Tool for Adder {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "add".into(),
+            description: "Add two numbers.".into(),
+            parameters: json!({"type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                "required": ["a", "b"]}),
+        }
+    }
+    fn call(
+        &self,
+        arguments: Value,
+    ) -> stategraph::BoxFuture<'_, Result<String, stategraph_agent::ToolError>> {
+        Box::pin(async move {
+            self.0.lock().unwrap().push(arguments.clone());
+            let sum =
+                arguments["a"].as_f64().unwrap_or(0.0) + arguments["b"].as_f64().unwrap_or(0.0);
+            Ok(sum.to_string())
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_react_agent_on_the_http_model_streams_tokens_runs_the_tool_and_answers() {
+    use stategraph::prelude::*;
+    use stategraph_agent::{MessagesState, Tools, react_agent};
+
+    let asking = "chatcmpl-1";
+    let call = |head: bool, args: &str| {
+        let mut piece = json!({"index": 0, "function": {"arguments": args}});
+        if head {
+            piece["id"] = json!("call_1");
+            piece["type"] = json!("function");
+            piece["function"]["name"] = json!("add");
+        }
+        event(asking, json!({"tool_calls": [piece]}))
+    };
+    let first = vec![
+        event(asking, json!({"role": "assistant", "content": null})),
+        call(true, ""),
+        call(false, "{\"a\": 2"),
+        call(false, ", \"b\": 40}"),
+        finish(asking),
+        DONE.into(),
+    ];
+    let answering = "chatcmpl-2";
+    let mut second: Vec<String> = ["The ", "sum ", "is ", "42."]
+        .iter()
+        .map(|t| event(answering, json!({"content": t})))
+        .collect();
+    second.push(finish(answering));
+    second.push(DONE.into());
+    let server = serve(vec![Reply::Sse(first), Reply::Sse(second)]).await;
+
+    let adder = Adder::default();
+    let graph = react_agent(server.model(), Tools::new().with(adder.clone()))
+        .build()
+        .unwrap()
+        .compile()
+        .unwrap();
+    let events: Vec<_> = graph
+        .stream(
+            MessagesState::update().messages([Message::user("2 + 40?")]),
+            &RunConfig::new(),
+            StreamMode::MESSAGES | StreamMode::VALUES,
+        )
+        .map(Result::unwrap)
+        .collect()
+        .await;
+    assert_eq!(*adder.0.lock().unwrap(), [json!({"a": 2, "b": 40})]);
+    let tokens: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Message { node, chunk, .. }
+                if node == "agent" && chunk.id == answering =>
+            {
+                Some(chunk.content.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tokens, ["The ", "sum ", "is ", "42."]);
+    let StreamEvent::Values { values, .. } = events.last().unwrap() else {
+        panic!("values last");
+    };
+    let m = &values.messages;
+    assert_eq!(m.len(), 4);
+    assert_eq!(m[1].id.as_deref(), Some(asking));
+    assert_eq!(m[1].tool_calls[0].arguments, json!({"a": 2, "b": 40}));
+    assert_eq!(m[2].content, "42");
+    assert_eq!(m[3].content, "The sum is 42.");
+    // The second request carried the tool's answer back, in the wire's form.
+    let sent = server.body(1);
+    assert_eq!(sent["messages"][2]["role"], "tool");
+    assert_eq!(sent["messages"][2]["tool_call_id"], "call_1");
+    assert_eq!(sent["tools"][0]["function"]["name"], "add");
+}
