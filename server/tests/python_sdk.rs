@@ -38,6 +38,7 @@ async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Err
     let dir = tempfile::tempdir()?;
     let running = Server::new()
         .graph("research", stategraph_examples::research::graph())
+        .graph("agent", chat_agent()?)
         .sqlite(dir.path().join("server.sqlite"))
         .bind("127.0.0.1:0")
         .await?;
@@ -128,4 +129,12 @@ async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Err
         "the script exited 0 but reported failed checks: {failed:#?}"
     );
     Ok(())
+}
+
+/// A tool-calling agent whose scripted model greets in pieces, once per run.
+fn chat_agent()
+-> Result<stategraph::StateGraph<stategraph_agent::MessagesState>, stategraph_agent::AgentError> {
+    let greeting = stategraph::Message::assistant("Hello! How can I help you today?");
+    let model = stategraph_agent::ScriptedModel::new(vec![greeting; 8]).piece_size(5);
+    stategraph_agent::react_agent(model, stategraph_agent::Tools::new()).build()
 }

@@ -616,6 +616,28 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
 
     await check("if_not_exists='create' makes the thread; default rejects with 404", if_not_exists)
 
+    async def messages_modes():
+        thread = await new_thread(client, "agent")
+        question = {"messages": [{"type": "human", "content": "Hi"}]}
+        parts = [p async for p in client.runs.stream(thread, "agent", input=question, stream_mode="messages-tuple")]
+        pieces = [p.data for p in parts if p.event == "messages"]
+        expect(len(pieces) > 1, f"the reply came in {len(pieces)} piece(s): {short([p.event for p in parts])}")
+        for chunk, meta in pieces:
+            expect(chunk.get("type") == "AIMessageChunk", f"chunk type: {short(chunk)}")
+            expect(meta.get("langgraph_node") == "agent", f"chunk metadata: {short(meta)}")
+        expect(len({c["id"] for c, _ in pieces}) == 1, "the pieces of one reply share its id")
+        text = "".join(c["content"] for c, _ in pieces)
+        stored = (await client.threads.get_state(thread))["values"]["messages"][-1]
+        expect(stored["content"] == text and stored["id"] == pieces[0][0]["id"], f"stored reply {short(stored)} vs streamed {text!r}")
+        parts = [p async for p in client.runs.stream(thread, "agent", input=question, stream_mode="messages")]
+        names = [p.event for p in parts]
+        expect(names.count("messages/metadata") == 1, f"messages/metadata events: {short(names)}")
+        partial = [p.data[0]["content"] for p in parts if p.event == "messages/partial"]
+        expect(len(partial) > 1 and all(b.startswith(a) for a, b in zip(partial, partial[1:])), f"partials grow: {short(partial)}")
+        expect(partial[-1] == text, f"the last partial is the whole reply: {partial[-1]!r}")
+
+    await check("stream_mode messages-tuple / messages: the agent's reply piece by piece", messages_modes)
+
     async def breakpoint():
         thread = await new_thread(client, "breakpoint")
         values = await client.runs.wait(thread, aid, input={"topic": TOPIC}, interrupt_before=["write"])
