@@ -71,9 +71,14 @@ pub fn expand(tool: &ToolFn<'_>, name: &str, description: &str) -> TokenStream {
         }
     };
     let awaited = tool.is_async.then(|| quote!(.await));
+    // The written return type is the turbofish argument, so a type that is not a
+    // `ToolOutput` is one error on all of its tokens. `impl Trait` cannot be named
+    // there; it is its own `ToolOutput` bound anyway.
     let output = match tool.output {
-        Some(ty) => quote_spanned!(ty.span()=> #p::output(#name, __sg_out)),
-        None => quote!(#p::output(#name, __sg_out)),
+        Some(ty) if !matches!(ty, syn::Type::ImplTrait(_)) => {
+            quote!(#p::output::<#ty>(#name, __sg_out))
+        }
+        _ => quote!(#p::output(#name, __sg_out)),
     };
 
     quote! {
