@@ -16,3 +16,10 @@ pub use tool_node::{ToolNode, tools_condition};
 
 pub mod openai;
 pub use openai::{OpenAiEnvError, OpenAiModel};
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+#[doc = include_str!("../docs/tool-attribute.md")]
+pub use stategraph_agent_macros::tool;
+pub use tool::{Json, ToolOutput};

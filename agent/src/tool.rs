@@ -139,3 +139,84 @@ impl fmt::Debug for Tools {
         f.debug_list().entries(self.names()).finish()
     }
 }
+
+/// What a `#[tool]` function may return: its result as the text the model reads.
+///
+/// | returned | the model reads |
+/// |---|---|
+/// | `String`, `&'static str` | the text |
+/// | [`serde_json::Value`], [`Json<T>`] | the value's JSON text |
+/// | `()` | `done` |
+/// | `Result<T, E>` (`T: ToolOutput`, `E: Display`) | `T`'s text; for `Err`, the error's text in a [`ToolError::Failed`] |
+///
+/// ```
+/// use stategraph_agent::{Json, ToolOutput};
+///
+/// #[derive(serde::Serialize)]
+/// struct Forecast {
+///     high: i32,
+/// }
+///
+/// assert_eq!(Json(Forecast { high: 21 }).into_tool_result(), Ok(r#"{"high":21}"#.to_string()));
+/// assert_eq!(().into_tool_result(), Ok("done".to_string()));
+/// let failed: Result<String, std::fmt::Error> = Err(std::fmt::Error);
+/// assert_eq!(failed.into_tool_result(), Err("an error occurred when formatting an argument".to_string()));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool output",
+    label = "a tool returns the text the model reads",
+    note = "return `String`, `&'static str`, `serde_json::Value`, `Json<T>` (any `T: Serialize`) or `()`, or a `Result<_, E>` of one of those with `E: Display`"
+)]
+pub trait ToolOutput {
+    /// The text the model reads.
+    ///
+    /// # Errors
+    /// The failure's message, when the tool failed (or its result cannot be
+    /// written as text).
+    fn into_tool_result(self) -> Result<String, String>;
+}
+
+impl ToolOutput for String {
+    fn into_tool_result(self) -> Result<String, String> {
+        Ok(self)
+    }
+}
+
+impl ToolOutput for &'static str {
+    fn into_tool_result(self) -> Result<String, String> {
+        Ok(self.to_string())
+    }
+}
+
+impl ToolOutput for Value {
+    fn into_tool_result(self) -> Result<String, String> {
+        Ok(self.to_string())
+    }
+}
+
+impl ToolOutput for () {
+    fn into_tool_result(self) -> Result<String, String> {
+        Ok("done".to_string())
+    }
+}
+
+impl<T: ToolOutput, E: fmt::Display> ToolOutput for Result<T, E> {
+    fn into_tool_result(self) -> Result<String, String> {
+        match self {
+            Ok(output) => output.into_tool_result(),
+            Err(error) => Err(error.to_string()),
+        }
+    }
+}
+
+/// A tool result the model reads as JSON: `Json(forecast)` for any
+/// `T: Serialize`. See [`ToolOutput`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> ToolOutput for Json<T> {
+    fn into_tool_result(self) -> Result<String, String> {
+        serde_json::to_string(&self.0)
+            .map_err(|e| format!("the result could not be written as JSON: {e}"))
+    }
+}

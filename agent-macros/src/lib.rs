@@ -1,0 +1,20 @@
+//! The `#[tool]` attribute for stategraph-agent. Use it through the
+//! `stategraph-agent` crate, which re-exports it together with the runtime its
+//! expansions name.
+
+mod ast;
+mod attr;
+mod ctxt;
+mod docs;
+mod expand;
+mod name;
+mod tool;
+
+use proc_macro::TokenStream;
+
+/// Turns a documented function into a tool. Documented on the re-export in
+/// `stategraph-agent`.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    tool::tool(args.into(), item.into()).into()
+}
