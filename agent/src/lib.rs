@@ -1,4 +1,4 @@
-//! Typed tools, chat models and a tool-calling agent for stategraph graphs.
+#![doc = include_str!("../docs/tutorial.md")]
 
 pub mod model;
 pub mod react;

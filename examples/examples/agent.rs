@@ -1,11 +1,7 @@
-//! A tool-calling agent loop with a human approval before every tool call.
-//!
-//! The conversation lives in a `#[reducer(messages)]` channel. `model` — a scripted,
-//! deterministic stand-in for a language model, so the example needs no network —
-//! either answers or asks for tool calls; `approve_tools` pauses the run with the
-//! requested calls (`ctx.interrupt`) and, on resume, either lets `tools` run them or
-//! tells the model they were declined; `tools` appends one tool message per call and
-//! hands back to `model`.
+//! A tool-calling agent with a human approval before every tool call, built with
+//! `stategraph-agent`: typed `#[tool]` functions, a `ReactAgent` (model → approval →
+//! tools → model), and a scripted stand-in for a language model so the example needs
+//! no network (`agent_http` talks to a real one).
 //!
 //! The agent also remembers across threads. `memory` runs first on every turn: when
 //! the user states a preference ("from now on, temperatures in Fahrenheit") it is
@@ -89,7 +85,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let first = agent::turn(&graph, &trip, user, question, &mut approve, &mut show).await?;
     println!(
         "final answer after {} model calls: {}",
-        first.model_calls,
+        agent::model_calls(&first),
         agent::last_answer(&first)
     );
     let preference = "From now on, give me temperatures in Fahrenheit.";
@@ -109,7 +105,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     .await?;
     println!(
         "second thread answer after {} model calls: {}",
-        second.model_calls,
+        agent::model_calls(&second),
         agent::last_answer(&second)
     );
     Ok(())

@@ -1,14 +1,16 @@
-//! The `agent` example's graph: a tool-calling loop with human approval and a
-//! long-term memory of each user's preferences in a store shared across threads.
-//! The example (`examples/agent.rs`) drives it in a terminal; the tests drive it
-//! directly.
+//! The `agent` example's graph: a tool-calling agent (`stategraph-agent`'s
+//! [`ReactAgent`]) with human approval before its tools and a long-term memory of
+//! each user's preferences in a store shared across threads. The example
+//! (`examples/agent.rs`) drives it in a terminal; the tests drive it directly.
 //!
-//! The conversation lives in a `#[reducer(messages)]` channel. `model` — a scripted,
-//! deterministic stand-in for a language model, so the example needs no network —
-//! either answers or asks for tool calls; `approve_tools` pauses the run with the
-//! requested calls (`ctx.interrupt`) and, on resume, either lets `tools` run them or
-//! tells the model they were declined; `tools` appends one tool message per call and
-//! hands back to `model`.
+//! The conversation lives in a `#[reducer(messages)]` channel. The tools are typed
+//! `#[tool]` functions: their argument schemas come from their signatures, and a
+//! model's call is decoded into their parameters before they run. The model is
+//! [`ScriptedAssistant`], a deterministic stand-in for a language model (so the
+//! example needs no network) that streams its replies word by word; any
+//! [`ChatModel`] — `OpenAiModel` for a real one — fits in its place. The agent asks
+//! for approval (an interrupt) before every tool call; on resume it runs the tools,
+//! or tells the model they were declined.
 //!
 //! The agent also remembers across threads. `memory` runs first on every turn: when
 //! the user states a preference ("from now on, temperatures in Fahrenheit") it is
@@ -20,11 +22,16 @@
 
 use std::sync::Arc;
 
+use futures::stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use stategraph::BuildError;
 use stategraph::prelude::*;
 use stategraph::store::{Store, StoreExt};
+use stategraph::{BoxFuture, MessageChunk};
+use stategraph_agent::{
+    AgentState, ChatModel, ChatRequest, ChunkStream, ModelError, ReactAgent, Tools, new_message_id,
+    tool,
+};
 
 /// The agent's state.
 #[derive(GraphState, Clone, Debug, Default)]
@@ -34,11 +41,17 @@ pub struct Agent {
     /// The conversation.
     #[reducer(messages)]
     pub messages: Vec<Message>,
-    /// How often the model was called on this thread.
-    #[reducer(add)]
-    pub model_calls: u32,
     /// What the store remembers about the user, read at the start of each turn.
     pub prefs: Option<Prefs>,
+}
+
+impl AgentState for Agent {
+    fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+    fn add_messages(messages: Vec<Message>) -> AgentUpdate {
+        Agent::update().messages(messages)
+    }
 }
 
 /// A user's preferences, kept in the store across threads.
@@ -62,12 +75,82 @@ pub fn stated_preference(text: &str) -> Option<Prefs> {
     })
 }
 
-/// How a declined tool call is reported to the model.
-const DECLINED: &str = "The user declined";
+/// How the agent tells the model that the user declined a tool call.
+const DECLINED: &str = "The user rejected";
 
-/// The scripted model: asks for the tools the question needs, then answers from
-/// their results. Same conversation in, same reply out.
-fn scripted_reply(messages: &[Message], prefs: Option<&Prefs>) -> Message {
+/// Temperature units.
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Copy, Debug, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum Units {
+    /// Degrees Celsius.
+    Celsius,
+    /// Degrees Fahrenheit.
+    Fahrenheit,
+}
+
+/// Get tomorrow's or today's weather forecast for a city.
+#[tool]
+pub async fn get_weather(city: String, day: String, units: Option<Units>) -> String {
+    let celsius = 7.0;
+    let temperature = if units == Some(Units::Fahrenheit) {
+        format!("{:.0}°F", celsius * 9.0 / 5.0 + 32.0)
+    } else {
+        format!("{celsius}°C")
+    };
+    format!("{city} {day}: {temperature} and rain, so pack a rain jacket.")
+}
+
+/// Convert an amount of money between two currencies.
+#[tool]
+pub fn convert_currency(amount: f64, from: String, to: String) -> Result<String, String> {
+    match (from.as_str(), to.as_str()) {
+        ("EUR", "NOK") => Ok(format!("{amount} EUR is about {:.0} NOK.", amount * 11.7)),
+        _ => Err(format!("no rate from {from} to {to}")),
+    }
+}
+
+/// The agent's tools.
+pub fn tools() -> Tools {
+    Tools::new().with(get_weather).with(convert_currency)
+}
+
+/// A scripted, deterministic stand-in for a language model: asks for the tools the
+/// question needs, then answers from their results. It reads the user's preferred
+/// units from the system prompt, as a real model would. Same conversation in, same
+/// reply out; streamed a word at a time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ScriptedAssistant;
+
+impl ChatModel for ScriptedAssistant {
+    fn invoke<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<Message, ModelError>> {
+        Box::pin(async move { Ok(scripted_reply(&request.messages).with_id(new_message_id())) })
+    }
+
+    fn stream<'a>(&'a self, request: &'a ChatRequest) -> ChunkStream<'a> {
+        let reply = scripted_reply(&request.messages);
+        let id = new_message_id();
+        let mut chunks: Vec<MessageChunk> = reply
+            .content
+            .split_inclusive(' ')
+            .map(|word| MessageChunk::text(id.clone(), word))
+            .collect();
+        if !reply.tool_calls.is_empty() {
+            let calls = reply.with_id(id.clone());
+            let mut whole = MessageChunk::whole(&calls, id);
+            whole.content.clear();
+            chunks.push(whole);
+        }
+        Box::pin(stream::iter(chunks.into_iter().map(Ok)))
+    }
+}
+
+fn scripted_reply(messages: &[Message]) -> Message {
+    let fahrenheit = messages
+        .iter()
+        .any(|m| m.role == Role::System && m.content.to_lowercase().contains("fahrenheit"));
     // The turn: the latest user message and what followed it.
     let turn_start = messages
         .iter()
@@ -82,10 +165,9 @@ fn scripted_reply(messages: &[Message], prefs: Option<&Prefs>) -> Message {
     if results.is_empty() {
         let mut calls = Vec::new();
         if question.contains("pack") || question.contains("weather") {
-            let units = prefs.map_or("celsius", |p| p.temperature_unit.as_str());
             let mut arguments = json!({ "city": "Oslo", "day": "tomorrow" });
-            if units != "celsius" {
-                arguments["units"] = json!(units);
+            if fahrenheit {
+                arguments["units"] = json!("fahrenheit");
             }
             calls.push(ToolCall {
                 id: "call-1".into(),
@@ -129,40 +211,8 @@ fn capitalized(word: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The tools the model may call.
-fn run_tool(call: &ToolCall) -> String {
-    match call.name.as_str() {
-        "get_weather" => {
-            let celsius = 7.0;
-            let temperature = if call.arguments["units"] == "fahrenheit" {
-                format!("{:.0}°F", celsius * 9.0 / 5.0 + 32.0)
-            } else {
-                format!("{celsius}°C")
-            };
-            format!(
-                "{} {}: {temperature} and rain, so pack a rain jacket.",
-                call.arguments["city"].as_str().unwrap_or("?"),
-                call.arguments["day"].as_str().unwrap_or("today"),
-            )
-        }
-        "convert_currency" => {
-            let amount = call.arguments["amount"].as_f64().unwrap_or(0.0);
-            format!("{amount} EUR is about {:.0} NOK.", amount * 11.7)
-        }
-        other => format!("unknown tool `{other}`"),
-    }
-}
-
-fn pending_calls(agent: &Agent) -> &[ToolCall] {
-    agent
-        .messages
-        .last()
-        .filter(|m| m.role == Role::Assistant)
-        .map_or(&[], |m| m.tool_calls.as_slice())
-}
-
 /// Long-term memory: stores a preference the user's latest message states, then
-/// reads the user's preferences into the state for `model`.
+/// reads the user's preferences into the state for the model.
 #[node]
 async fn memory(agent: &Agent, ctx: &NodeContext) -> Result<AgentUpdate, NodeError> {
     let store = ctx.store()?;
@@ -175,65 +225,54 @@ async fn memory(agent: &Agent, ctx: &NodeContext) -> Result<AgentUpdate, NodeErr
     Ok(Agent::update().prefs(prefs))
 }
 
-#[node]
-fn model(agent: &Agent) -> AgentUpdate {
-    Agent::update()
-        .messages([scripted_reply(&agent.messages, agent.prefs.as_ref())])
-        .model_calls(1)
+/// Why the agent graph could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildAgentError {
+    /// The agent's nodes.
+    #[error(transparent)]
+    Agent(#[from] stategraph_agent::AgentError),
+    /// The graph.
+    #[error(transparent)]
+    Graph(#[from] stategraph::BuildError),
 }
 
-/// Pauses with the requested calls; resumed with `true` the tools run, with `false`
-/// the model is told each call was declined.
-#[node]
-fn approve_tools(agent: &Agent, ctx: &NodeContext) -> Result<Command<Agent>, NodeError> {
-    let calls = pending_calls(agent);
-    let approved: bool = ctx.interrupt(json!({ "tool_calls": calls }))?;
-    if approved {
-        return Ok(Command::goto(tools));
-    }
-    let declined: Vec<Message> = calls
-        .iter()
-        .map(|c| Message::tool(c.id.clone(), format!("{DECLINED} {}.", c.name)))
-        .collect();
-    Ok(Command::goto(model).update(Agent::update().messages(declined)))
-}
-
-#[node]
-fn tools(agent: &Agent) -> AgentUpdate {
-    Agent::update().messages(
-        pending_calls(agent)
-            .iter()
-            .map(|call| Message::tool(call.id.clone(), run_tool(call))),
-    )
-}
-
-fn after_model(agent: &Agent) -> Route<Agent> {
-    if pending_calls(agent).is_empty() {
-        Route::end()
-    } else {
-        Route::to(approve_tools)
-    }
-}
-
-/// The agent graph, remembering users in `store` and threads in memory.
+/// The agent graph, remembering users in `store` and threads in memory: `memory`,
+/// then the agent (`agent`, `approve`, `tools`), asking for approval before every
+/// tool.
 ///
 /// # Errors
 /// None in practice: the graph is fixed and valid.
-pub fn build(store: Arc<dyn Store>) -> Result<CompiledGraph<Agent>, BuildError> {
-    StateGraph::<Agent>::new()
-        .add_node(memory)
-        .add_node(model)
-        .add_node(approve_tools)
-        .add_node(tools)
-        .add_edge(START, memory)
-        .add_edge(memory, model)
-        .add_conditional_edges(model, after_model, (approve_tools, END))
-        .add_edge(tools, model)
-        .compile_with(
-            CompileOptions::new()
-                .checkpointer(InMemorySaver::new())
-                .shared_store(store),
-        )
+pub fn build(store: Arc<dyn Store>) -> Result<CompiledGraph<Agent>, BuildAgentError> {
+    let mut graph = StateGraph::<Agent>::new();
+    graph.add_node(memory).add_edge(START, memory);
+    let nodes = ReactAgent::<Agent>::new(ScriptedAssistant, tools())
+        .approve_before(["get_weather", "convert_currency"])
+        .system_prompt_with(|agent: &Agent| {
+            agent
+                .prefs
+                .as_ref()
+                .map(|p| format!("The user wants temperatures in {}.", p.temperature_unit))
+        })
+        .add_to(&mut graph)?;
+    graph.add_edge(memory, &nodes.agent);
+    Ok(graph.compile_with(
+        CompileOptions::new()
+            .checkpointer(InMemorySaver::new())
+            .shared_store(store),
+    )?)
+}
+
+/// How many times the model answered in the thread's latest turn.
+pub fn model_calls(agent: &Agent) -> usize {
+    let start = agent
+        .messages
+        .iter()
+        .rposition(|m| m.role == Role::User)
+        .unwrap_or(0);
+    agent.messages[start..]
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .count()
 }
 
 /// Sends one user message on `thread` and runs the turn to its end, asking for

@@ -34,7 +34,7 @@ async fn a_preference_stated_on_one_thread_is_used_on_the_next() {
     let graph = agent::build(store.clone()).expect("builds");
 
     let first = say(&graph, "trip", "u-42", QUESTION).await;
-    assert_eq!(first.model_calls, 2);
+    assert_eq!(agent::model_calls(&first), 2);
     let answer = agent::last_answer(&first);
     assert!(
         answer.contains("7°C and rain") && answer.contains("1404 NOK"),
