@@ -50,8 +50,10 @@ pub(crate) fn chunk_json(chunk: &MessageChunk) -> Value {
                     "type": "tool_call_chunk" })
         })
         .collect();
+    // A tool's answer is sent whole, as LangGraph sends a `ToolMessage`.
+    let piece = chunk.role != Role::Tool;
     let mut out = json!({
-        "type": type_of(chunk.role, true),
+        "type": type_of(chunk.role, piece),
         "id": chunk.id,
         "content": chunk.content,
         "additional_kwargs": {},
@@ -69,17 +71,17 @@ pub(crate) fn chunk_json(chunk: &MessageChunk) -> Value {
 
 /// The message so far, as LangGraph's message dict.
 fn message_json(b: &MessageBuilder, role: Role, tool_call_id: Option<&str>) -> Value {
-    let (tool_calls, invalid): (Vec<Value>, Vec<Value>) = match b.clone().finish() {
-        Ok(m) => (
+    // Calls whose arguments are not whole yet are left out until they are.
+    let tool_calls: Vec<Value> = b
+        .clone()
+        .finish()
+        .map(|m| {
             m.tool_calls
                 .iter()
                 .map(|c| json!({ "name": c.name, "args": c.arguments, "id": c.id, "type": "tool_call" }))
-                .collect(),
-            Vec::new(),
-        ),
-        // Arguments not yet whole: LangGraph lists such calls as invalid so far.
-        Err(_) => (Vec::new(), Vec::new()),
-    };
+                .collect()
+        })
+        .unwrap_or_default();
     let mut out = json!({
         "type": type_of(role, false),
         "id": b.id(),
@@ -88,7 +90,7 @@ fn message_json(b: &MessageBuilder, role: Role, tool_call_id: Option<&str>) -> V
         "response_metadata": {},
         "name": null,
         "tool_calls": tool_calls,
-        "invalid_tool_calls": invalid,
+        "invalid_tool_calls": [],
     });
     if let Some(id) = tool_call_id {
         out["tool_call_id"] = json!(id);
