@@ -48,8 +48,11 @@ pub fn description(cx: &mut Ctxt, func: &ItemFn, options: &ToolOptions) -> Strin
         }
         return text.to_string();
     }
+    let before = cx.error_count();
     match doc_text(cx, &func.attrs) {
         Some(text) => text,
+        // A doc the macro cannot read is already reported.
+        None if cx.error_count() > before => String::new(),
         None => {
             cx.error_spanned_by(
                 &func.sig.ident,
@@ -112,5 +115,42 @@ mod tests {
         let mut cx = Ctxt::default();
         assert_eq!(description(&mut cx, &func, &options), "Given.");
         assert!(!cx.has_errors());
+    }
+
+    #[test]
+    fn an_empty_description_option_is_an_error_even_with_a_doc() {
+        let func: ItemFn = parse_quote! {
+            /// Doc.
+            fn a() {}
+        };
+        let options = ToolOptions {
+            name: None,
+            description: Some(crate::ctxt::Sp::new(
+                "  ".into(),
+                proc_macro2::Span::call_site(),
+            )),
+        };
+        let mut cx = Ctxt::default();
+        description(&mut cx, &func, &options);
+        let errors = cx.into_messages();
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].starts_with("a tool description cannot be empty"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn doc_attributes_that_are_not_literals_are_errors() {
+        let func: ItemFn = parse_quote! {
+            #[doc = include_str!("x.md")]
+            fn a() {}
+        };
+        let mut cx = Ctxt::default();
+        description(&mut cx, &func, &ToolOptions::default());
+        let errors = cx.into_messages();
+        // One error on the attribute; no second one about the missing description.
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("cannot expand this"), "{errors:?}");
     }
 }

@@ -47,8 +47,8 @@ pub fn expand(tool: &ToolFn<'_>, name: &str, description: &str) -> TokenStream {
     let assertions = params.iter().map(|param| {
         let ty = param.ty;
         quote_spanned! {ty.span()=>
-            const _: () = #p::assert_argument::<#ty>();
-            const _: () = #p::assert_described::<#ty>();
+            const _: () = <#ty as #p::ToolArgument>::CHECKED;
+            const _: () = <#ty as #p::DescribedArgument>::CHECKED;
         }
     });
     let (items, decode, schema, call_args) = match &tool.params {
@@ -71,14 +71,24 @@ pub fn expand(tool: &ToolFn<'_>, name: &str, description: &str) -> TokenStream {
         }
     };
     let awaited = tool.is_async.then(|| quote!(.await));
+    let ran = quote!(Self::run(#call_args) #awaited);
     // The written return type is the turbofish argument, so a type that is not a
     // `ToolOutput` is one error on all of its tokens. `impl Trait` cannot be named
     // there; it is its own `ToolOutput` bound anyway.
     let output = match tool.output {
         Some(ty) if !matches!(ty, syn::Type::ImplTrait(_)) => {
-            quote!(#p::output::<#ty>(#name, __sg_out))
+            quote!(#p::output::<#ty>(#name, #ran))
         }
-        _ => quote!(#p::output(#name, __sg_out)),
+        _ => quote!(#p::output(#name, #ran)),
+    };
+
+    // Spanned at the function's name, so a future that is not `Send` is reported
+    // there (rustc's note then points at the `.await` that holds the culprit).
+    let future = quote_spanned! {ident.span()=>
+        ::std::boxed::Box::pin(async move {
+            #decode
+            #output
+        })
     };
 
     quote! {
@@ -115,11 +125,7 @@ pub fn expand(tool: &ToolFn<'_>, name: &str, description: &str) -> TokenStream {
                     &self,
                     __sg_arguments: #p::serde_json::Value,
                 ) -> #p::BoxFuture<'_, ::core::result::Result<::std::string::String, #p::ToolError>> {
-                    ::std::boxed::Box::pin(async move {
-                        #decode
-                        let __sg_out = Self::run(#call_args) #awaited;
-                        #output
-                    })
+                    #future
                 }
             }
         };

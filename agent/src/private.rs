@@ -1,7 +1,8 @@
 //! What `#[tool]` expansions name. Not public API: no semver guarantees.
 //!
-//! Each parameter type is asserted to be `Deserialize` and `JsonSchema` by a bound
-//! spanned at the user's type (one error each, with our message); every other use
+//! Each parameter type is asserted to be `Deserialize` and `JsonSchema` by naming
+//! `<Type as ToolArgument>::CHECKED` at the user's type (one short error each,
+//! with our message, and no "required by a bound" note); every other use
 //! goes through [`Probe`], whose methods fall back to harmless defaults for a type
 //! without those impls, so a missing impl is never reported twice. The fallbacks
 //! never run: a program that would reach them does not compile.
@@ -27,13 +28,13 @@ pub use crate::tool::{Tool, ToolError, ToolOutput, ToolSpec};
     label = "the model's JSON arguments are decoded into this type",
     note = "derive `serde::Deserialize` for it (and for every type inside it)"
 )]
-pub trait ToolArgument {}
+pub trait ToolArgument {
+    /// Named by the expansion, so a type without the impl is an error on it.
+    const CHECKED: () = ();
+}
 
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned> ToolArgument for T {}
-
-/// Fails to compile, on the parameter's type, when it is not `Deserialize`.
-pub const fn assert_argument<T: ToolArgument>() {}
 
 /// A tool argument type the model can be told the shape of.
 #[diagnostic::on_unimplemented(
@@ -41,13 +42,13 @@ pub const fn assert_argument<T: ToolArgument>() {}
     label = "the model is told this type's shape as a JSON Schema",
     note = "derive `schemars::JsonSchema` for it (and for every type inside it), with `schemars = \"1\"` in your dependencies"
 )]
-pub trait DescribedArgument {}
+pub trait DescribedArgument {
+    /// Named by the expansion, so a type without the impl is an error on it.
+    const CHECKED: () = ();
+}
 
 #[diagnostic::do_not_recommend]
 impl<T: JsonSchema> DescribedArgument for T {}
-
-/// Fails to compile, on the parameter's type, when it is not `JsonSchema`.
-pub const fn assert_described<T: DescribedArgument>() {}
 
 /// Selects, by autoref, the real implementation for types with the impls and a
 /// fallback for the rest: `(&Probe::<T>::new()).decode(d)`.

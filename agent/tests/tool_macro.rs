@@ -131,6 +131,73 @@ fn nested_structs_enums_and_vecs_are_inlined() {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Shape {
+    Point,
+    Circle { radius: f64 },
+    Square(f64),
+}
+
+/// Measure a shape's area.
+#[tool]
+fn area(shape: Shape) -> String {
+    // Not `let area = ..`: `area` is the tool's unit struct, so that would be a pattern.
+    let measured = match shape {
+        Shape::Point => 0.0,
+        Shape::Circle { radius } => 3.0 * radius * radius,
+        Shape::Square(side) => side * side,
+    };
+    measured.to_string()
+}
+
+#[tokio::test]
+async fn externally_tagged_enums_with_data_variants() {
+    assert_eq!(
+        area.spec().parameters["properties"]["shape"],
+        json!({
+            "oneOf": [
+                {"type": "string", "enum": ["point"]},
+                {
+                    "type": "object",
+                    "properties": {
+                        "circle": {
+                            "type": "object",
+                            "properties": {"radius": {"type": "number", "format": "double"}},
+                            "required": ["radius"],
+                        },
+                    },
+                    "required": ["circle"],
+                    "additionalProperties": false,
+                },
+                {
+                    "type": "object",
+                    "properties": {"square": {"type": "number", "format": "double"}},
+                    "required": ["square"],
+                    "additionalProperties": false,
+                },
+            ],
+        })
+    );
+    assert_eq!(area.call(json!({"shape": "point"})).await, Ok("0".into()));
+    assert_eq!(
+        area.call(json!({"shape": {"circle": {"radius": 2.0}}}))
+            .await,
+        Ok("12".into())
+    );
+    assert_eq!(
+        area.call(json!({"shape": {"square": 3.0}})).await,
+        Ok("9".into())
+    );
+    assert_eq!(
+        area.call(json!({"shape": {"triangle": 1.0}})).await,
+        bad(
+            "area",
+            "`shape`: unknown variant `triangle`, expected one of `point`, `circle`, `square`"
+        )
+    );
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Tree {
     label: String,
     children: Vec<Tree>,

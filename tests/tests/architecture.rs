@@ -17,6 +17,7 @@ use syn::visit::Visit;
 const LIBRARY_DIRS: &[&str] = &[
     "graph/src",
     "graph-macros/src",
+    "agent-macros/src",
     "checkpoint-sqlite/src",
     "checkpoint-postgres/src",
     "cli/src",

@@ -1,4 +1,5 @@
 //! `async` and plain functions both become tools; both stay callable as `run`.
+#![deny(warnings)]
 
 use stategraph_agent::{Tool, Tools, tool};
 

@@ -1,4 +1,5 @@
 //! A `pub(crate)` tool in a nested module, with a private argument type of that
+#![deny(warnings)]
 //! module, used from the crate root.
 
 use stategraph_agent::{Tool, Tools};
