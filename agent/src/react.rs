@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use stategraph::NodeHandle;
 use stategraph::prelude::*;
+use stategraph::{MessageChunk, NodeHandle};
 
 use crate::model::{ChatModel, ChatRequest, stream_to};
 use crate::state::{AgentState, MessagesState, pending_tool_calls};
@@ -287,7 +287,10 @@ fn add_approval<S: AgentState>(
                             )
                             .with_id(format!("tool-{}", c.id))
                         })
-                        .collect();
+                        .collect::<Vec<_>>();
+                    for a in &answers {
+                        ctx.emit_message(MessageChunk::whole(a, "")).await;
+                    }
                     Ok::<_, NodeError>(Command::goto(agent).update(S::add_messages(answers)))
                 }
             }

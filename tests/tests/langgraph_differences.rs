@@ -159,3 +159,45 @@ async fn update_state_as_end_finishes_the_thread() {
     assert_eq!(out.steps, 0);
     assert_eq!(out.values.log, ["write"]);
 }
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct Chat {
+    #[reducer(messages)]
+    messages: Vec<Message>,
+}
+
+/// LangGraph's `messages` mode also sends every message a node returns; ours sends
+/// what nodes emit while they run (`ctx.emit_message`), which the agent toolkit's
+/// nodes do for every message they write.
+#[tokio::test]
+async fn messages_mode_carries_what_nodes_emit_not_every_message_they_write() {
+    let mut g = StateGraph::<Chat>::new();
+    let quiet = g.add_node_fn("quiet", |_: &Chat| {
+        Chat::update().messages([Message::assistant("written only")])
+    });
+    let loud = g.add_node_async("loud", |_: Chat, ctx: NodeContext| async move {
+        let m = Message::assistant("written and emitted").with_id("m-loud");
+        ctx.emit_message(stategraph::MessageChunk::whole(&m, ""))
+            .await;
+        Chat::update().messages([m])
+    });
+    g.add_edge(START, &quiet).add_edge(&quiet, &loud);
+    let events: Vec<_> = g
+        .compile()
+        .unwrap()
+        .stream(Chat::update(), &RunConfig::new(), StreamMode::MESSAGES)
+        .map(Result::unwrap)
+        .collect()
+        .await;
+    let sent: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Message { node, chunk, .. } => Some((node.clone(), chunk.content.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        [("loud".to_string(), "written and emitted".to_string())]
+    );
+}
