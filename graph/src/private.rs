@@ -82,3 +82,34 @@ impl ContextArg for NodeContext {
 pub fn context_arg<T: ContextArg + ?Sized>(ctx: &NodeContext) -> &T {
     T::from_context(ctx)
 }
+
+/// `Clone` on a state, asked through this trait so a missing derive is one error in
+/// our words; the generated impls are bounded on it and report nothing more. The
+/// state is a parameter (not `Self`) so rustc does not suggest borrowing it instead.
+#[diagnostic::on_unimplemented(
+    message = "the state `{S}` does not implement `Clone`",
+    label = "add `#[derive(Clone)]` to `{S}`",
+    note = "a `#[derive(GraphState)]` state also derives `Clone` and `Default`"
+)]
+pub trait StateClone<S> {}
+
+#[diagnostic::do_not_recommend]
+impl<S: Clone> StateClone<S> for () {}
+
+/// `Default` on a state; see [`StateClone`].
+#[diagnostic::on_unimplemented(
+    message = "the state `{S}` does not implement `Default`",
+    label = "add `#[derive(Default)]` to `{S}`",
+    note = "a `#[derive(GraphState)]` state also derives `Clone` and `Default`"
+)]
+pub trait StateDefault<S> {}
+
+#[diagnostic::do_not_recommend]
+impl<S: Default> StateDefault<S> for () {}
+
+/// The one check of `GraphState`'s supertraits, spanned at the state's name.
+pub const fn assert_state<S: Send + Sync + 'static>()
+where
+    (): StateClone<S> + StateDefault<S>,
+{
+}

@@ -32,7 +32,12 @@ pub fn derive_graph_state(input: &DeriveInput) -> TokenStream {
     let codecs = codec::expand(&state);
     let errors = cx.into_compile_errors();
     let checks = reducer_checks(&state);
+    let ident = state.ident;
+    let supertraits = quote_spanned!(ident.span()=>
+        const _: () = ::stategraph::__private::assert_state::<#ident>();
+    );
     quote! {
+        #supertraits
         #checks
         #keys
         #update
@@ -41,6 +46,20 @@ pub fn derive_graph_state(input: &DeriveInput) -> TokenStream {
             #state_impl
         };
         #errors
+    }
+}
+
+/// The where-clause of every generated impl that needs `State: GraphState`: the
+/// supertraits, behind a binder (trivial bounds are unstable), so a state missing
+/// `Clone` or `Default` fails only `assert_state`, not each impl and item again.
+fn state_bounds(state: &State<'_>) -> TokenStream {
+    let ident = state.ident;
+    quote! {
+        where for<'__sg> #ident: ::core::clone::Clone
+            + ::core::default::Default
+            + ::core::marker::Send
+            + ::core::marker::Sync
+            + 'static
     }
 }
 

@@ -5,7 +5,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 
-use super::{index_lit, ty_span, update_ident, update_ty};
+use super::{index_lit, state_bounds, ty_span, update_ident, update_ty};
 use crate::ast::{Field, Reducer, State};
 use crate::reducers::Builder;
 
@@ -42,6 +42,7 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
     });
     let update_name = update.to_string();
+    let bounds = state_bounds(state);
     let is_empty = state.fields.iter().map(|f| {
         let member = f.member;
         quote!(self.#member.is_none())
@@ -91,14 +92,14 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl ::core::convert::From<#update> for ::stategraph::__private::RunInput<#ident> {
+        impl ::core::convert::From<#update> for ::stategraph::__private::RunInput<#ident> #bounds {
             fn from(__sg_update: #update) -> Self {
                 ::stategraph::__private::RunInput::Update(__sg_update)
             }
         }
 
         #[automatically_derived]
-        impl ::stategraph::__private::NodeReturn for #update {
+        impl ::stategraph::__private::NodeReturn for #update #bounds {
             type State = #ident;
             fn into_output(self) -> ::stategraph::__private::NodeResult<#ident> {
                 ::stategraph::__private::update_output::<#ident>(self)
@@ -106,7 +107,7 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl ::stategraph::__private::serde::Serialize for #update {
+        impl ::stategraph::__private::serde::Serialize for #update #bounds {
             fn serialize<__S>(&self, __sg_serializer: __S) -> ::core::result::Result<__S::Ok, __S::Error>
             where
                 __S: ::stategraph::__private::serde::Serializer,
@@ -118,7 +119,7 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl<'de> ::stategraph::__private::serde::Deserialize<'de> for #update {
+        impl<'de> ::stategraph::__private::serde::Deserialize<'de> for #update #bounds {
             fn deserialize<__D>(__sg_deserializer: __D) -> ::core::result::Result<Self, __D::Error>
             where
                 __D: ::stategraph::__private::serde::Deserializer<'de>,
