@@ -29,7 +29,7 @@ pub fn derive_graph_state(input: &DeriveInput) -> TokenStream {
     let keys = keys::expand(&state);
     let update = update::expand(&state);
     let state_impl = state_impl::expand(&state);
-    let codecs = codec::expand(&state);
+    let codecs = codec::expand(&state, &state_bounds(&state));
     let errors = cx.into_compile_errors();
     let checks = reducer_checks(&state);
     let ident = state.ident;
@@ -51,15 +51,18 @@ pub fn derive_graph_state(input: &DeriveInput) -> TokenStream {
 
 /// The where-clause of every generated impl that needs `State: GraphState`: the
 /// supertraits, behind a binder (trivial bounds are unstable), so a state missing
-/// `Clone` or `Default` fails only `assert_state`, not each impl and item again.
+/// `Clone` or `Default` fails only `assert_state`, not each impl and item again;
+/// and the codecs' bounds on user types nested in containers (`codec::bounds`).
 fn state_bounds(state: &State<'_>) -> TokenStream {
     let ident = state.ident;
+    let codecs = codec::bounds(state);
     quote! {
         where for<'__sg> #ident: ::core::clone::Clone
             + ::core::default::Default
             + ::core::marker::Send
             + ::core::marker::Sync
-            + 'static
+            + 'static,
+            #(#codecs,)*
     }
 }
 
