@@ -13,6 +13,11 @@ use crate::reducers::ReducerDef;
 
 /// Whether the update type is syntactically the field type, so one codec serves both.
 pub fn update_is_value(f: &Field<'_>) -> bool {
+    // On an opaque type the update type is a projection the impls cannot equate with
+    // the field type when the reducer does not fit; give it its own codec.
+    if super::opaque_reducer(f) {
+        return false;
+    }
     match &f.reducer {
         Reducer::Builtin(def) => def.update_is_value,
         Reducer::With { update, .. } => schema::type_text(update) == schema::type_text(f.ty),
@@ -64,7 +69,14 @@ pub fn bounds(state: &State<'_>) -> Vec<TokenStream> {
         .filter(|f| !f.untracked)
         .flat_map(|f| nested_user_types(f.ty))
         .map(|inner| quote!(for<'__sg> #inner: #p::Checkpointable))
-        .collect()
+        // One bound per type as written: the same bound twice is harmless, but fewer
+        // where-clauses are less work for the trait solver.
+        .fold(Vec::new(), |mut out: Vec<TokenStream>, b| {
+            if !out.iter().any(|o| o.to_string() == b.to_string()) {
+                out.push(b);
+            }
+            out
+        })
 }
 
 pub fn expand(state: &State<'_>, bounds: &TokenStream) -> TokenStream {
@@ -83,14 +95,27 @@ pub fn expand(state: &State<'_>, bounds: &TokenStream) -> TokenStream {
                 const _: #p::Codec<#inner> = #p::codec::<#inner>();
             });
         }
+        let value = match super::marker(f) {
+            Some(m) if super::opaque_reducer(f) => {
+                quote_spanned!(span=> <#m as #p::StoredReducer<#ty>>::CODEC)
+            }
+            _ => quote_spanned!(span=> #p::codec::<#ty>()),
+        };
         consts.extend(quote_spanned! {span=>
-            const #codec: #p::Codec<#ty> = #p::codec::<#ty>();
+            const #codec: #p::Codec<#ty> = #value;
         });
         if !update_is_value(f) {
             let ucodec = update_codec_ident(f);
             let uty = update_ty(f);
+            // On an opaque type, through the bound the impls carry (see `bounds`).
+            let value = match super::marker(f) {
+                Some(m) if super::opaque_reducer(f) => {
+                    quote_spanned!(span=> <#m as #p::StoredReducer<#ty>>::UCODEC)
+                }
+                _ => quote_spanned!(span=> #p::codec::<#uty>()),
+            };
             consts.extend(quote_spanned! {span=>
-                const #ucodec: #p::Codec<#uty> = #p::codec::<#uty>();
+                const #ucodec: #p::Codec<#uty> = #value;
             });
         }
         let delta = field_ident("DELTA", f);
@@ -98,9 +123,16 @@ pub fn expand(state: &State<'_>, bounds: &TokenStream) -> TokenStream {
             delta: Some(make), ..
         }) = f.reducer
         {
-            let make = syn::Ident::new(make, span);
+            // On an opaque type, through the bound the impls carry (see `bounds`).
+            let value = if super::opaque_reducer(f) {
+                let m = super::marker(f);
+                quote_spanned!(span=> <#m as #p::DeltaReducer<#ty>>::DELTA)
+            } else {
+                let make = syn::Ident::new(make, span);
+                quote_spanned!(span=> #p::#make::<#ty>())
+            };
             consts.extend(quote_spanned! {span=>
-                const #delta: #p::DeltaCodec<#ty> = #p::#make::<#ty>();
+                const #delta: #p::DeltaCodec<#ty> = #value;
             });
         }
     }
