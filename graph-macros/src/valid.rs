@@ -63,7 +63,8 @@ const NUMBERS: [&str; 14] = [
 ];
 const PLAIN: [&str; 6] = ["String", "str", "bool", "char", "Option", "Box"];
 
-fn shape(ty: &Type) -> Shape {
+/// What the tokens of a field type show of it (`Unknown` for aliases and user types).
+pub fn shape(ty: &Type) -> Shape {
     match ty {
         Type::Path(p) if p.qself.is_none() => {
             let Some(last) = p.path.segments.last() else {

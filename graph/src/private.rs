@@ -82,3 +82,98 @@ impl ContextArg for NodeContext {
 pub fn context_arg<T: ContextArg + ?Sized>(ctx: &NodeContext) -> &T {
     T::from_context(ctx)
 }
+
+/// `Clone` on a state, asked through this trait so a missing derive is one error in
+/// our words; the generated impls are bounded on it and report nothing more. The
+/// state is a parameter (not `Self`) so rustc does not suggest borrowing it instead.
+#[diagnostic::on_unimplemented(
+    message = "the state `{S}` does not implement `Clone`",
+    label = "add `#[derive(Clone)]` to `{S}`",
+    note = "a `#[derive(GraphState)]` state also derives `Clone` and `Default`"
+)]
+pub trait StateClone<S> {}
+
+#[diagnostic::do_not_recommend]
+impl<S: Clone> StateClone<S> for () {}
+
+/// `Default` on a state; see [`StateClone`].
+#[diagnostic::on_unimplemented(
+    message = "the state `{S}` does not implement `Default`",
+    label = "add `#[derive(Default)]` to `{S}`",
+    note = "a `#[derive(GraphState)]` state also derives `Clone` and `Default`"
+)]
+pub trait StateDefault<S> {}
+
+#[diagnostic::do_not_recommend]
+impl<S: Default> StateDefault<S> for () {}
+
+/// The one check of `GraphState`'s supertraits, spanned at the state's name.
+pub const fn assert_state<S: Send + Sync + 'static>()
+where
+    (): StateClone<S> + StateDefault<S>,
+{
+}
+
+/// A built-in reducer on a field whose type the derive cannot see through (an alias,
+/// a user type): the generated impls are bounded on it, so when it does not hold
+/// only [`Fits`] (a field of the generated check) reports it, at the field's type.
+pub trait ChannelReducer<T>:
+    Reducer<T, Update: Clone + std::fmt::Debug + Send + Sync + 'static>
+{
+}
+
+impl<T, M> ChannelReducer<T> for M where
+    M: Reducer<T, Update: Clone + std::fmt::Debug + Send + Sync + 'static>
+{
+}
+
+/// [`ChannelReducer`] on a checkpointed field: the codec of its update type. A const,
+/// not an `Update: Checkpointable` bound, so the bound does not elaborate into serde
+/// bounds that compete with serde's impls in the generated where-clauses.
+pub trait StoredReducer<T>: Reducer<T> {
+    /// The codec of the field's value.
+    const CODEC: Codec<T>;
+    /// The codec of one write's update.
+    const UCODEC: Codec<Self::Update>;
+}
+
+impl<T, M> StoredReducer<T> for M
+where
+    T: Checkpointable,
+    M: Reducer<T, Update: Checkpointable>,
+{
+    const CODEC: Codec<T> = codec::<T>();
+    const UCODEC: Codec<Self::Update> = codec::<Self::Update>();
+}
+
+/// A delta reducer (`append`, `messages`) on a checkpointed field: its delta codec.
+pub trait DeltaReducer<T> {
+    /// The codec of the items a checkpoint stores.
+    const DELTA: DeltaCodec<T>;
+}
+
+impl<T: Sequence + 'static> DeltaReducer<T> for Append
+where
+    T::Item: Checkpointable,
+{
+    const DELTA: DeltaCodec<T> = append_delta::<T>();
+}
+
+impl<T: MessageList + 'static> DeltaReducer<T> for Messages
+where
+    T::Message: Checkpointable,
+{
+    const DELTA: DeltaCodec<T> = messages_delta::<T>();
+}
+
+/// The one check of an untracked [`ChannelReducer`] field: a field of this type,
+/// spanned at the field's type.
+pub struct Fits<M: ChannelReducer<T>, T>(std::marker::PhantomData<(M, T)>);
+
+/// [`Fits`] for a checkpointed field.
+pub struct FitsStored<M: ChannelReducer<T> + StoredReducer<T>, T>(std::marker::PhantomData<(M, T)>);
+
+/// [`Fits`] for a checkpointed field of a delta reducer.
+pub struct FitsDelta<M: ChannelReducer<T> + StoredReducer<T> + DeltaReducer<T>, T>(
+    std::marker::PhantomData<(M, T)>,
+);

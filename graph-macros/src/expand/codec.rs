@@ -1,6 +1,7 @@
 //! Per-channel codec constants. Each is built once from a generic constructor whose
 //! bound (`Checkpointable`, `Sequence`, ..) is checked at the field's type, so a field
-//! that cannot be stored gets one error, on that field.
+//! that cannot be stored gets one error, on that field. They are associated consts of
+//! a hidden type whose impl carries the state's bounds (see `bounds`).
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -12,72 +13,138 @@ use crate::reducers::ReducerDef;
 
 /// Whether the update type is syntactically the field type, so one codec serves both.
 pub fn update_is_value(f: &Field<'_>) -> bool {
+    // On an opaque type the update type is a projection the impls cannot equate with
+    // the field type when the reducer does not fit; give it its own codec.
+    if super::opaque_reducer(f) {
+        return false;
+    }
     match &f.reducer {
         Reducer::Builtin(def) => def.update_is_value,
         Reducer::With { update, .. } => schema::type_text(update) == schema::type_text(f.ty),
     }
 }
 
-pub fn value_codec(f: &Field<'_>) -> syn::Ident {
+/// The name of the hidden type whose associated consts are the codecs; it lives in the
+/// `const _` block next to the `GraphState` impl.
+fn holder() -> syn::Ident {
+    syn::Ident::new("__SgCodecs", proc_macro2::Span::call_site())
+}
+
+fn value_codec_ident(f: &Field<'_>) -> syn::Ident {
     field_ident("CODEC", f)
 }
 
-pub fn update_codec(f: &Field<'_>) -> syn::Ident {
+fn update_codec_ident(f: &Field<'_>) -> syn::Ident {
     if update_is_value(f) {
-        value_codec(f)
+        value_codec_ident(f)
     } else {
         field_ident("UCODEC", f)
     }
 }
 
-pub fn delta_codec(f: &Field<'_>) -> syn::Ident {
-    field_ident("DELTA", f)
+pub fn value_codec(f: &Field<'_>) -> TokenStream {
+    let (h, c) = (holder(), value_codec_ident(f));
+    quote!(#h::#c)
 }
 
-pub fn expand(state: &State<'_>) -> TokenStream {
+pub fn update_codec(f: &Field<'_>) -> TokenStream {
+    let (h, c) = (holder(), update_codec_ident(f));
+    quote!(#h::#c)
+}
+
+pub fn delta_codec(f: &Field<'_>) -> TokenStream {
+    let (h, c) = (holder(), field_ident("DELTA", f));
+    quote!(#h::#c)
+}
+
+/// `for<'__sg> Inner: Checkpointable` for every user type inside a tracked field's std
+/// containers: the codecs (and so every impl that uses them) are bounded on it, so a
+/// non-serde `Cache` in `Vec<Cache>` is only reported by the check on `Cache` itself,
+/// not again through serde's bound on the container.
+pub fn bounds(state: &State<'_>) -> Vec<TokenStream> {
     let p = quote!(::stategraph::__private);
     state
         .fields
         .iter()
         .filter(|f| !f.untracked)
-        .map(|f| {
-            let ty = f.ty;
-            let span = ty_span(f);
-            let codec = value_codec(f);
-            // A user type inside std containers (`Vec<Cache>`) is checked on its own
-            // first, so its missing serde impls get our message, on that token, before
-            // serde's bound on the container.
-            let mut out: TokenStream = nested_user_types(ty)
-                .into_iter()
-                .map(|inner| {
-                    quote_spanned! {inner.span()=>
-                        const _: #p::Codec<#inner> = #p::codec::<#inner>();
-                    }
-                })
-                .collect();
-            out.extend(quote_spanned! {span=>
-                const #codec: #p::Codec<#ty> = #p::codec::<#ty>();
-            });
-            if !update_is_value(f) {
-                let ucodec = update_codec(f);
-                let uty = update_ty(f);
-                out.extend(quote_spanned! {span=>
-                    const #ucodec: #p::Codec<#uty> = #p::codec::<#uty>();
-                });
-            }
-            let delta = delta_codec(f);
-            if let Reducer::Builtin(ReducerDef {
-                delta: Some(make), ..
-            }) = f.reducer
-            {
-                let make = syn::Ident::new(make, span);
-                out.extend(quote_spanned! {span=>
-                    const #delta: #p::DeltaCodec<#ty> = #p::#make::<#ty>();
-                });
+        .flat_map(|f| nested_user_types(f.ty))
+        .map(|inner| quote!(for<'__sg> #inner: #p::Checkpointable))
+        // One bound per type as written: the same bound twice is harmless, but fewer
+        // where-clauses are less work for the trait solver.
+        .fold(Vec::new(), |mut out: Vec<TokenStream>, b| {
+            if !out.iter().any(|o| o.to_string() == b.to_string()) {
+                out.push(b);
             }
             out
         })
-        .collect()
+}
+
+pub fn expand(state: &State<'_>, bounds: &TokenStream) -> TokenStream {
+    let p = quote!(::stategraph::__private);
+    let mut checks = TokenStream::new();
+    let mut consts = TokenStream::new();
+    for f in state.fields.iter().filter(|f| !f.untracked) {
+        let ty = f.ty;
+        let span = ty_span(f);
+        let codec = value_codec_ident(f);
+        // A user type inside std containers (`Vec<Cache>`) is checked on its own, so
+        // its missing serde impls get our message, on that token; the container's
+        // codec is bounded on it (see `bounds`) and reports nothing more.
+        for inner in nested_user_types(ty) {
+            checks.extend(quote_spanned! {inner.span()=>
+                const _: #p::Codec<#inner> = #p::codec::<#inner>();
+            });
+        }
+        let value = match super::marker(f) {
+            Some(m) if super::opaque_reducer(f) => {
+                quote_spanned!(span=> <#m as #p::StoredReducer<#ty>>::CODEC)
+            }
+            _ => quote_spanned!(span=> #p::codec::<#ty>()),
+        };
+        consts.extend(quote_spanned! {span=>
+            const #codec: #p::Codec<#ty> = #value;
+        });
+        if !update_is_value(f) {
+            let ucodec = update_codec_ident(f);
+            let uty = update_ty(f);
+            // On an opaque type, through the bound the impls carry (see `bounds`).
+            let value = match super::marker(f) {
+                Some(m) if super::opaque_reducer(f) => {
+                    quote_spanned!(span=> <#m as #p::StoredReducer<#ty>>::UCODEC)
+                }
+                _ => quote_spanned!(span=> #p::codec::<#uty>()),
+            };
+            consts.extend(quote_spanned! {span=>
+                const #ucodec: #p::Codec<#uty> = #value;
+            });
+        }
+        let delta = field_ident("DELTA", f);
+        if let Reducer::Builtin(ReducerDef {
+            delta: Some(make), ..
+        }) = f.reducer
+        {
+            // On an opaque type, through the bound the impls carry (see `bounds`).
+            let value = if super::opaque_reducer(f) {
+                let m = super::marker(f);
+                quote_spanned!(span=> <#m as #p::DeltaReducer<#ty>>::DELTA)
+            } else {
+                let make = syn::Ident::new(make, span);
+                quote_spanned!(span=> #p::#make::<#ty>())
+            };
+            consts.extend(quote_spanned! {span=>
+                const #delta: #p::DeltaCodec<#ty> = #value;
+            });
+        }
+    }
+    let h = holder();
+    quote! {
+        #checks
+        #[allow(dead_code)]
+        struct #h;
+        impl #h #bounds {
+            #consts
+        }
+    }
 }
 
 /// Std containers whose type arguments are checked one by one.

@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::{index_lit, update_ident};
+use super::{index_lit, update_bounds, update_ident};
 use crate::ast::State;
 
 pub fn expand(state: &State<'_>) -> TokenStream {
@@ -24,6 +24,7 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         "An empty partial update of `{ident}`; chain its builder methods to write channels."
     );
     let fields = format_ident!("{}Fields", ident);
+    let update_bounds = update_bounds(state);
     let members = state.fields.iter().map(|f| f.member);
     let inits = state.fields.iter().map(|f| {
         let member = f.member;
@@ -52,7 +53,7 @@ pub fn expand(state: &State<'_>) -> TokenStream {
             #(#keys)*
 
             #[doc = #update_doc]
-            pub fn update() -> #update {
+            pub fn update() -> #update #update_bounds {
                 ::core::default::Default::default()
             }
         }

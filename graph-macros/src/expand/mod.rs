@@ -29,10 +29,15 @@ pub fn derive_graph_state(input: &DeriveInput) -> TokenStream {
     let keys = keys::expand(&state);
     let update = update::expand(&state);
     let state_impl = state_impl::expand(&state);
-    let codecs = codec::expand(&state);
+    let codecs = codec::expand(&state, &state_bounds(&state));
     let errors = cx.into_compile_errors();
     let checks = reducer_checks(&state);
+    let ident = state.ident;
+    let supertraits = quote_spanned!(ident.span()=>
+        const _: () = ::stategraph::__private::assert_state::<#ident>();
+    );
     quote! {
+        #supertraits
         #checks
         #keys
         #update
@@ -42,6 +47,51 @@ pub fn derive_graph_state(input: &DeriveInput) -> TokenStream {
         };
         #errors
     }
+}
+
+/// The where-clause of every generated impl that needs `State: GraphState`: the
+/// supertraits, behind a binder (trivial bounds are unstable), so a state missing
+/// `Clone` or `Default` fails only `assert_state`, not each impl and item again;
+/// and the codecs' bounds on user types nested in containers (`codec::bounds`).
+fn state_bounds(state: &State<'_>) -> TokenStream {
+    let ident = state.ident;
+    let codecs = codec::bounds(state);
+    let reducers = opaque_reducer_bounds(state);
+    quote! {
+        where for<'__sg> #ident: ::core::clone::Clone
+            + ::core::default::Default
+            + ::core::marker::Send
+            + ::core::marker::Sync
+            + 'static,
+            #(#codecs,)*
+            #(#reducers,)*
+    }
+}
+
+/// The where-clause of the update struct itself (and so of every item naming it):
+/// only the fit of opaque reducers, which its field types need; empty for most states.
+fn update_bounds(state: &State<'_>) -> TokenStream {
+    let reducers = opaque_reducer_bounds(state);
+    if reducers.is_empty() {
+        return quote!();
+    }
+    quote!(where #(#reducers,)*)
+}
+
+fn opaque_reducer_bounds(state: &State<'_>) -> Vec<TokenStream> {
+    let p = quote!(::stategraph::__private);
+    state
+        .fields
+        .iter()
+        .filter(|f| opaque_reducer(f))
+        .map(|f| {
+            let (ty, m) = (f.ty, marker(f));
+            let stored = (!f.untracked).then(|| quote!(+ #p::StoredReducer<#ty>));
+            let delta =
+                (f.reducer.is_delta() && !f.untracked).then(|| quote!(+ #p::DeltaReducer<#ty>));
+            quote!(for<'__sg> #m: #p::ChannelReducer<#ty> #stored #delta)
+        })
+        .collect()
 }
 
 /// The span generated type-level checks for a field point at: its type.
@@ -58,6 +108,19 @@ fn marker(f: &Field<'_>) -> Option<TokenStream> {
     };
     let ident = format_ident!("{}", name, span = span);
     Some(quote_spanned!(span=> ::stategraph::__private::#ident))
+}
+
+/// [`marker`] with every token at `span`.
+fn marker_at(f: &Field<'_>, span: Span) -> Option<TokenStream> {
+    let m = marker(f)?;
+    Some(
+        m.into_iter()
+            .map(|mut t| {
+                t.set_span(span);
+                t
+            })
+            .collect(),
+    )
 }
 
 /// The type one write to the field carries.
@@ -86,6 +149,14 @@ fn index_lit(f: &Field<'_>) -> syn::LitInt {
     syn::LitInt::new(&f.index.to_string(), Span::call_site())
 }
 
+/// A built-in reducer (not `last`) on a field type whose tokens do not show whether it
+/// fits (an alias, a user type): its fit is a bound of every generated impl and is
+/// checked once, at the field's type.
+pub fn opaque_reducer(f: &Field<'_>) -> bool {
+    matches!(f.reducer, Reducer::Builtin(def) if !def.is_last())
+        && valid::shape(f.ty) == crate::reducers::Shape::Unknown
+}
+
 /// One check per built-in reducer, emitted before everything else and spanned at the
 /// field's type, so a reducer on a type alias or user type it cannot fold is first
 /// reported there (the type checker sees through the alias; the tokens do not).
@@ -97,6 +168,24 @@ fn reducer_checks(state: &State<'_>) -> TokenStream {
         }
         let ty = f.ty;
         let ident = format_ident!("__SgReducerCheck{}", f.index);
+        if opaque_reducer(f) {
+            // Every bound the impls carry for this field, checked once; the marker is
+            // spanned at the type too so the error points at the type.
+            let m = marker_at(f, ty_span(f));
+            let p = quote_spanned!(ty_span(f)=> ::stategraph::__private);
+            let fits = match (f.untracked, f.reducer.is_delta()) {
+                (true, _) => quote_spanned!(ty_span(f)=> Fits),
+                (false, false) => quote_spanned!(ty_span(f)=> FitsStored),
+                (false, true) => quote_spanned!(ty_span(f)=> FitsDelta),
+            };
+            return Some(quote_spanned! {ty_span(f)=>
+                #[allow(dead_code, non_camel_case_types)]
+                struct #ident(
+                    ::core::marker::PhantomData<<#m as #p::Reducer<#ty>>::Update>,
+                    #p::#fits<#m, #ty>,
+                );
+            });
+        }
         Some(quote_spanned! {ty_span(f)=>
             #[allow(dead_code, non_camel_case_types)]
             struct #ident(::core::marker::PhantomData<<#m as ::stategraph::__private::Reducer<#ty>>::Update>);

@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 
 use super::codec::{delta_codec, update_codec, value_codec};
 use super::schema;
-use super::{field_ident, index_lit, marker, update_ident, update_ty};
+use super::{field_ident, index_lit, marker, state_bounds, update_ident, update_ty};
 use crate::ast::{Field, Reducer, State};
 
 pub fn expand(state: &State<'_>) -> TokenStream {
@@ -42,10 +42,11 @@ pub fn expand(state: &State<'_>) -> TokenStream {
 
     let apply = apply_writes(state);
     let codecs = codec_methods(state);
+    let bounds = state_bounds(state);
 
     quote! {
         #[automatically_derived]
-        impl #p::GraphState for #ident {
+        impl #p::GraphState for #ident #bounds {
             type Update = #update;
 
             const CHANNELS: &'static [#p::ChannelInfo] = &[#(#infos),*];

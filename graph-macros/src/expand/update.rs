@@ -5,7 +5,9 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 
-use super::{index_lit, ty_span, update_ident, update_ty};
+use super::{
+    index_lit, opaque_reducer, state_bounds, ty_span, update_bounds, update_ident, update_ty,
+};
 use crate::ast::{Field, Reducer, State};
 use crate::reducers::Builder;
 
@@ -42,6 +44,8 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
     });
     let update_name = update.to_string();
+    let bounds = state_bounds(state);
+    let struct_bounds = update_bounds(state);
     let is_empty = state.fields.iter().map(|f| {
         let member = f.member;
         quote!(self.#member.is_none())
@@ -58,17 +62,17 @@ pub fn expand(state: &State<'_>) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[derive(Clone, Default)]
-        #vis struct #update {
+        #vis struct #update #struct_bounds {
             #(#slots)*
         }
 
         #[automatically_derived]
-        impl #update {
+        impl #update #struct_bounds {
             #(#builders)*
         }
 
         #[automatically_derived]
-        impl ::core::fmt::Debug for #update {
+        impl ::core::fmt::Debug for #update #struct_bounds {
             fn fmt(&self, __sg_f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 let mut __sg_d = __sg_f.debug_struct(#update_name);
                 #(#debug_fields)*
@@ -77,7 +81,7 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl ::stategraph::__private::StateUpdate for #update {
+        impl ::stategraph::__private::StateUpdate for #update #struct_bounds {
             fn is_empty(&self) -> bool {
                 true #(&& #is_empty)*
             }
@@ -91,14 +95,14 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl ::core::convert::From<#update> for ::stategraph::__private::RunInput<#ident> {
+        impl ::core::convert::From<#update> for ::stategraph::__private::RunInput<#ident> #bounds {
             fn from(__sg_update: #update) -> Self {
                 ::stategraph::__private::RunInput::Update(__sg_update)
             }
         }
 
         #[automatically_derived]
-        impl ::stategraph::__private::NodeReturn for #update {
+        impl ::stategraph::__private::NodeReturn for #update #bounds {
             type State = #ident;
             fn into_output(self) -> ::stategraph::__private::NodeResult<#ident> {
                 ::stategraph::__private::update_output::<#ident>(self)
@@ -106,7 +110,7 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl ::stategraph::__private::serde::Serialize for #update {
+        impl ::stategraph::__private::serde::Serialize for #update #bounds {
             fn serialize<__S>(&self, __sg_serializer: __S) -> ::core::result::Result<__S::Ok, __S::Error>
             where
                 __S: ::stategraph::__private::serde::Serializer,
@@ -118,7 +122,7 @@ pub fn expand(state: &State<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl<'de> ::stategraph::__private::serde::Deserialize<'de> for #update {
+        impl<'de> ::stategraph::__private::serde::Deserialize<'de> for #update #bounds {
             fn deserialize<__D>(__sg_deserializer: __D) -> ::core::result::Result<Self, __D::Error>
             where
                 __D: ::stategraph::__private::serde::Deserializer<'de>,
@@ -138,13 +142,23 @@ fn builder(f: &Field<'_>) -> TokenStream {
     let name = &f.name;
     let span = ty_span(f);
     let p = quote!(::stategraph::__private);
-    let items = |item: TokenStream, doc: String| {
+    // On a type the tokens do not reveal, the capability the builder names is a bound
+    // of the method, so a reducer that does not fit is reported by its check alone.
+    let fits = |capability: TokenStream| {
+        if opaque_reducer(f) {
+            quote!(for<'__sg> #ty: #p::#capability,)
+        } else {
+            quote!()
+        }
+    };
+    let items = |item: TokenStream, doc: String, fits: TokenStream| {
         quote! {
             #[doc = #doc]
             pub fn #member<__SgI>(mut self, __sg_items: __SgI) -> Self
             where
                 __SgI: ::core::iter::IntoIterator,
                 __SgI::Item: #p::IntoChannelValue<#item>,
+                #fits
             {
                 #p::extend_items(&mut self.#member, __sg_items);
                 self
@@ -173,21 +187,29 @@ fn builder(f: &Field<'_>) -> TokenStream {
         }
         Builder::Items { capability } => {
             let capability = syn::Ident::new(capability, span);
-            items(quote_spanned!(span=> <#ty as #p::#capability>::Item), doc)
+            let fits = fits(quote!(#capability));
+            items(
+                quote_spanned!(span=> <#ty as #p::#capability>::Item),
+                doc,
+                fits,
+            )
         }
         Builder::Messages => items(
             quote_spanned!(span=> #p::MessageOp<<#ty as #p::MessageList>::Message>),
             doc,
+            fits(quote!(MessageList)),
         ),
         Builder::Entries => {
             let key = quote_spanned!(span=> <#ty as #p::Mergeable>::Key);
             let value = quote_spanned!(span=> <#ty as #p::Mergeable>::Value);
+            let fits = fits(quote!(Mergeable));
             quote! {
                 #[doc = #doc]
                 pub fn #member<__SgI>(mut self, __sg_entries: __SgI) -> Self
                 where
                     __SgI: ::core::iter::IntoIterator,
                     __SgI::Item: #p::IntoEntry<#key, #value>,
+                    #fits
                 {
                     #p::extend_entries(&mut self.#member, __sg_entries);
                     self

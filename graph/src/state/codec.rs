@@ -16,6 +16,9 @@ use super::reducer::{MessageList, Sequence};
 )]
 pub trait Checkpointable: Serialize + DeserializeOwned {}
 
+// Not recommended: a missing impl is reported as `Checkpointable` itself (our message,
+// once) rather than as serde's two bounds with their lists of implementing types.
+#[diagnostic::do_not_recommend]
 impl<T: Serialize + DeserializeOwned> Checkpointable for T {}
 
 /// A channel value or update failed to encode or decode.
