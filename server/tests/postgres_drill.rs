@@ -10,6 +10,7 @@
 //! `main` serves instead of testing (a `harness = false` test), so the drill needs no
 //! binary in the library package.
 
+mod common;
 mod pg;
 
 use std::collections::BTreeSet;
@@ -215,7 +216,7 @@ async fn drill(url: String) -> String {
     // 50 threads and 200 runs, through every process in turn.
     let threads: Vec<String> = (0..THREADS).map(|t| format!("drill-{t}")).collect();
     for (i, t) in threads.iter().enumerate() {
-        let (status, body) = pg::post(
+        let (status, body) = common::post(
             &http,
             &format!("{}/threads", procs[i % PROCESSES].base),
             json!({ "thread_id": t }),
@@ -226,7 +227,7 @@ async fn drill(url: String) -> String {
     for k in 0..RUNS_PER_THREAD {
         for (i, t) in threads.iter().enumerate() {
             let p = &procs[(i + k) % PROCESSES];
-            let (status, body) = pg::post(
+            let (status, body) = common::post(
                 &http,
                 &format!("{}/threads/{t}/runs", p.base),
                 json!({
@@ -389,14 +390,14 @@ async fn drill(url: String) -> String {
             .send()
             .await
             .expect("a state");
-        let (status, state) = pg::read(state).await;
+        let (status, state) = common::read(state).await;
         assert_eq!(status, 200, "{state}");
         assert_eq!(
             state["values"]["done"],
             Value::Array(expected_done.clone()),
             "thread {t}: every step of every run exactly once, in order"
         );
-        let (status, history) = pg::post(
+        let (status, history) = common::post(
             &http,
             &format!("{base}/threads/{t}/history"),
             json!({ "limit": 1000 }),

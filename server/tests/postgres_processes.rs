@@ -3,11 +3,12 @@
 //! one that runs. A client of the first streams a run the second executes, and a
 //! run cancelled through the first stops on the second.
 
+mod common;
 mod pg;
 
 use std::time::{Duration, Instant};
 
-use pg::Harness;
+use common::Harness;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -17,8 +18,8 @@ async fn a_client_of_one_process_streams_a_run_another_executes() {
         return;
     };
     let schema = pg::fresh_schema("sg_srv_cross");
-    let front = Harness::start(pg::server(&url, &schema).workers(0)).await;
-    let back = Harness::start(pg::server(&url, &schema).workers(2)).await;
+    let front = Harness::bind(pg::server(&url, &schema).workers(0)).await;
+    let back = Harness::bind(pg::server(&url, &schema).workers(2)).await;
 
     let t = front.thread().await;
     let response = front
@@ -33,14 +34,14 @@ async fn a_client_of_one_process_streams_a_run_another_executes() {
         .await
         .expect("a response");
     assert_eq!(response.status().as_u16(), 200);
-    let events = pg::parse_sse(response).await;
-    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    let events = common::parse_sse(response).await;
+    let names: Vec<&str> = events.iter().map(|(e, _, _)| e.as_str()).collect();
     assert_eq!(names.first(), Some(&"metadata"), "{names:?}");
     assert_eq!(names.last(), Some(&"end"), "{names:?}");
     let updates: Vec<&serde_json::Value> = events
         .iter()
-        .filter(|(e, _)| e == "updates")
-        .map(|(_, d)| d)
+        .filter(|(e, _, _)| e == "updates")
+        .map(|(_, d, _)| d)
         .collect();
     let steps: Vec<&str> = updates
         .iter()
@@ -51,8 +52,8 @@ async fn a_client_of_one_process_streams_a_run_another_executes() {
     let last = events
         .iter()
         .rev()
-        .find(|(e, _)| e == "values")
-        .map(|(_, d)| d.clone())
+        .find(|(e, _, _)| e == "values")
+        .map(|(_, d, _)| d.clone())
         .expect("values");
     assert_eq!(last["log"], json!(["first", "second"]));
 
@@ -87,8 +88,8 @@ async fn a_run_cancelled_through_one_process_stops_on_the_other_at_once() {
     // A long lease: the worker renews (and so reads the cancel flag) every 20 s, so a
     // stop within seconds comes from the NOTIFY the front process sends.
     let lease = Duration::from_secs(60);
-    let front = Harness::start(pg::server(&url, &schema).lease(lease).workers(0)).await;
-    let back = Harness::start(pg::server(&url, &schema).lease(lease).workers(1)).await;
+    let front = Harness::bind(pg::server(&url, &schema).lease(lease).workers(0)).await;
+    let back = Harness::bind(pg::server(&url, &schema).lease(lease).workers(1)).await;
 
     let t = front.thread().await;
     let run = front
@@ -140,11 +141,11 @@ async fn a_lost_listen_connection_is_connected_again() {
     };
     let schema = pg::fresh_schema("sg_srv_relisten");
     let lease = Duration::from_secs(60);
-    let front = Harness::start(pg::server(&url, &schema).lease(lease).workers(0)).await;
+    let front = Harness::bind(pg::server(&url, &schema).lease(lease).workers(0)).await;
     // The back process's sessions carry a name of their own, to find its LISTEN.
     let sep = if url.contains('?') { '&' } else { '?' };
     let named = format!("{url}{sep}application_name={schema}");
-    let back = Harness::start(pg::server(&named, &schema).lease(lease).workers(1)).await;
+    let back = Harness::bind(pg::server(&named, &schema).lease(lease).workers(1)).await;
 
     let (admin, connection) = tokio_postgres::connect(pg::plain(&url), tokio_postgres::NoTls)
         .await
@@ -224,8 +225,8 @@ async fn rejecting_runs_sent_at_once_to_two_processes_admit_exactly_one() {
         return;
     };
     let schema = pg::fresh_schema("sg_srv_reject");
-    let a = Harness::start(pg::server(&url, &schema).workers(0)).await;
-    let b = Harness::start(pg::server(&url, &schema).workers(0)).await;
+    let a = Harness::bind(pg::server(&url, &schema).workers(0)).await;
+    let b = Harness::bind(pg::server(&url, &schema).workers(0)).await;
     for round in 0..5 {
         let t = a.thread().await;
         let body = json!({ "assistant_id": "job", "input": {}, "multitask_strategy": "reject" });

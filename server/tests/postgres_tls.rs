@@ -4,9 +4,10 @@
 //! encrypted. Needs a server with `ssl=on` and its CA (`STATEGRAPH_POSTGRES_TLS_CA`);
 //! skips visibly without them.
 
+mod common;
 mod pg;
 
-use pg::Harness;
+use common::Harness;
 use serde_json::json;
 
 /// How many sessions named `app` use TLS, and how many there are.
@@ -38,7 +39,7 @@ async fn the_server_runs_over_verified_tls() {
     let app = schema.clone();
     let sep = if url.contains('?') { '&' } else { '?' };
     let tls = pg::tls_url(&format!("{url}{sep}application_name={app}"), &ca);
-    let h = Harness::start(pg::server(&tls, &schema)).await;
+    let h = Harness::bind(pg::server(&tls, &schema)).await;
     let t = h.thread().await;
     let (status, out) = h
         .post(

@@ -1,5 +1,6 @@
-//! A server on a temporary SQLite file serving two small graphs, and an HTTP client
-//! with the helpers the tests share.
+//! The graphs the server tests serve, a server on a temporary SQLite file (or any
+//! server the test configures, such as one on PostgreSQL), and an HTTP client with
+//! the helpers the tests share.
 
 #![allow(dead_code)]
 
@@ -82,7 +83,17 @@ pub struct Harness {
     pub running: Running,
     pub base: String,
     pub http: reqwest::Client,
-    pub dir: tempfile::TempDir,
+    /// The SQLite file's directory, for servers `start` made.
+    pub dir: Option<tempfile::TempDir>,
+}
+
+/// `server` serving the test graphs: `job`, `research`, `nested` and `chat`.
+pub fn with_graphs(server: Server) -> Server {
+    server
+        .graph("job", job_graph())
+        .graph("research", stategraph_examples::research::graph())
+        .graph("nested", nested_graph())
+        .graph("chat", chat_graph())
 }
 
 impl Harness {
@@ -94,23 +105,23 @@ impl Harness {
     /// As `start`, with the server configured further.
     pub async fn start_with(configure: impl FnOnce(Server) -> Server) -> Self {
         let dir = tempfile::tempdir().expect("a temp dir");
-        let server = Server::new()
-            .graph("job", job_graph())
-            .graph("research", stategraph_examples::research::graph())
-            .graph("nested", nested_graph())
-            .graph("chat", chat_graph())
+        let server = with_graphs(Server::new())
             .sqlite(dir.path().join("server.sqlite"))
             .lease(Duration::from_secs(2));
-        let running = configure(server)
-            .bind("127.0.0.1:0")
-            .await
-            .expect("the server starts");
+        let mut h = Self::bind(configure(server)).await;
+        h.dir = Some(dir);
+        h
+    }
+
+    /// Binds `server` (configured by the test) on a free port.
+    pub async fn bind(server: Server) -> Self {
+        let running = server.bind("127.0.0.1:0").await.expect("the server starts");
         let base = format!("http://{}", running.local_addr());
         Harness {
             running,
             base,
             http: reqwest::Client::new(),
-            dir,
+            dir: None,
         }
     }
 
@@ -120,14 +131,7 @@ impl Harness {
 
     /// POSTs JSON; the status and the JSON body (`null` when empty).
     pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        let r = self
-            .http
-            .post(self.url(path))
-            .json(&body)
-            .send()
-            .await
-            .expect("a response");
-        read(r).await
+        post(&self.http, &self.url(path), body).await
     }
 
     pub async fn get(&self, path: &str) -> (u16, Value) {
@@ -173,6 +177,12 @@ impl Harness {
     pub async fn sse(&self, response: reqwest::Response) -> Vec<(String, Value, Option<String>)> {
         parse_sse(response).await
     }
+}
+
+/// POSTs JSON to `url`; the status and the JSON body.
+pub async fn post(http: &reqwest::Client, url: &str, body: Value) -> (u16, Value) {
+    let r = http.post(url).json(&body).send().await.expect("a response");
+    read(r).await
 }
 
 pub async fn read(r: reqwest::Response) -> (u16, Value) {
@@ -242,4 +252,77 @@ pub fn chat_graph() -> StateGraph<Chat> {
     let mut g = StateGraph::<Chat>::new();
     g.add_node(echo).add_edge(START, echo).add_edge(echo, END);
     g
+}
+
+/// Double-texting on `h` (any queue): `reject` refuses a second run while the
+/// thread is busy, `enqueue` runs it after the first, `interrupt` stops the first
+/// where it is, `rollback` deletes the first and starts from the state before it.
+pub async fn check_double_texting(h: &Harness) {
+    let slow = json!({ "delay_ms": 400 });
+    // reject: a 409 while the thread is busy, and nothing queued.
+    let t = h.thread().await;
+    let busy = h
+        .background(&t, json!({ "assistant_id": "job", "input": slow }))
+        .await;
+    let (status, err) = h
+        .post(
+            &format!("/threads/{t}/runs"),
+            json!({ "assistant_id": "job", "input": {}, "multitask_strategy": "reject" }),
+        )
+        .await;
+    assert_eq!(status, 409, "{err}");
+    h.join(&t, &busy).await;
+    let (_, runs) = h.get(&format!("/threads/{t}/runs")).await;
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+
+    // enqueue: the second runs after the first, on its state.
+    let t = h.thread().await;
+    let a = h
+        .background(&t, json!({ "assistant_id": "job", "input": slow }))
+        .await;
+    let b = h.background(&t, json!({ "assistant_id": "job", "input": { "delay_ms": 1 }, "multitask_strategy": "enqueue" })).await;
+    let out = h.join(&t, &b).await;
+    assert_eq!(out["log"], json!(["first", "second", "first", "second"]));
+    assert_eq!(h.run(&t, &a).await.1["status"], "success");
+
+    // interrupt: the first stops where it is (its finished steps stay), the second runs.
+    let t = h.thread().await;
+    let a = h
+        .background(&t, json!({ "assistant_id": "job", "input": slow }))
+        .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let b = h.background(&t, json!({ "assistant_id": "job", "input": { "delay_ms": 1 }, "multitask_strategy": "interrupt" })).await;
+    let out = h.join(&t, &b).await;
+    assert_eq!(h.run(&t, &a).await.1["status"], "interrupted");
+    assert_eq!(out["log"][0], "first", "{out}");
+    assert_eq!(
+        out["count"].as_u64().unwrap(),
+        out["log"].as_array().unwrap().len() as u64
+    );
+    assert!(
+        out["log"].as_array().unwrap().len() >= 3,
+        "the interrupted run's first step stays: {out}"
+    );
+
+    // rollback: the first run is deleted with its checkpoints; the second starts
+    // from the state before it.
+    let t = h.thread().await;
+    h.post(
+        &format!("/threads/{t}/runs/wait"),
+        json!({ "assistant_id": "job", "input": { "delay_ms": 1 } }),
+    )
+    .await;
+    let a = h
+        .background(&t, json!({ "assistant_id": "job", "input": slow }))
+        .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let b = h.background(&t, json!({ "assistant_id": "job", "input": { "delay_ms": 1 }, "multitask_strategy": "rollback" })).await;
+    let out = h.join(&t, &b).await;
+    assert_eq!(h.run(&t, &a).await.0, 404);
+    assert_eq!(
+        out["log"],
+        json!(["first", "second", "first", "second"]),
+        "{out}"
+    );
+    assert_eq!(out["delay_ms"], 1);
 }
