@@ -26,19 +26,7 @@ fn var(name: &str) -> Option<String> {
 /// # Panics
 /// Under `CI=true` without a URL.
 pub fn postgres_url(test: &str) -> Option<String> {
-    let Some(url) = var(URL_VAR) else {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!(
-                "{test}: {URL_VAR} is not set, and CI=true requires the PostgreSQL tests to run"
-            );
-        }
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "notice: {test} skipped: set {URL_VAR}=postgres://user:password@host:5432/database to run it against a PostgreSQL server"
-        );
-        return None;
-    };
+    let url = stategraph_tests::servers::postgres_url(test)?;
     Some(match var(CA_VAR) {
         Some(ca) => tls_url(&url, &ca),
         None => url,
@@ -73,14 +61,7 @@ pub fn tls_url(url: &str, ca: &str) -> String {
     format!("{url}{sep}sslmode=verify-full&sslrootcert={ca}")
 }
 
-/// A schema name no other test uses.
-pub fn fresh_schema(prefix: &str) -> String {
-    format!("{prefix}_{}", uuid_like())
-}
-
-fn uuid_like() -> String {
-    stategraph::checkpoint::new_checkpoint_id().to_lowercase()
-}
+pub use stategraph_tests::servers::fresh_schema;
 
 /// Drops `schema` with everything in it.
 pub async fn drop_schema(url: &str, schema: &str) {
