@@ -370,6 +370,12 @@ impl<S: GraphState> Emitter<S> {
         self.modes.intersects(mode)
     }
 
+    /// Whether `events` more events fit in the buffer without waiting for the
+    /// consumer.
+    pub(crate) fn has_room(&self, events: usize) -> bool {
+        self.tx.capacity() >= events
+    }
+
     /// Sends an event; waits while the buffer is full. A closed stream is ignored:
     /// dropping the stream aborts the run anyway.
     pub(crate) async fn send(&self, event: StreamEvent<S>) {

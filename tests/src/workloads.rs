@@ -8,16 +8,20 @@ use std::time::Duration;
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::prelude::*;
 use stategraph_postgres::{PostgresOptions, PostgresSaver};
-use stategraph_sqlite::SqliteSaver;
+use stategraph_sqlite::{SqliteOptions, SqliteSaver, Synchronous};
 
 /// Environment variable naming the file each node execution appends its task id to.
 pub const TASK_LOG_VAR: &str = "STATEGRAPH_TASK_LOG";
 
-/// Where a worker's checkpoints live: `sqlite:<path>` or `postgres:<schema>:<url>`.
+/// Where a worker's checkpoints live: `sqlite:<path>`, `sqlite-normal:<path>` or
+/// `postgres:<schema>:<url>`.
 #[derive(Clone, Debug)]
 pub enum Store {
     /// A SQLite file.
     Sqlite(std::path::PathBuf),
+    /// A SQLite file whose saver commits with `Synchronous::Normal` (durable across a
+    /// process crash, not a power loss).
+    SqliteNormal(std::path::PathBuf),
     /// A schema of a PostgreSQL database.
     Postgres {
         /// The connection URL.
@@ -32,6 +36,7 @@ impl Store {
     pub fn arg(&self) -> String {
         match self {
             Store::Sqlite(path) => format!("sqlite:{}", path.display()),
+            Store::SqliteNormal(path) => format!("sqlite-normal:{}", path.display()),
             Store::Postgres { url, schema } => format!("postgres:{schema}:{url}"),
         }
     }
@@ -40,6 +45,9 @@ impl Store {
     pub fn parse(arg: &str) -> Option<Self> {
         if let Some(path) = arg.strip_prefix("sqlite:") {
             return Some(Store::Sqlite(path.into()));
+        }
+        if let Some(path) = arg.strip_prefix("sqlite-normal:") {
+            return Some(Store::SqliteNormal(path.into()));
         }
         let rest = arg.strip_prefix("postgres:")?;
         let (schema, url) = rest.split_once(':')?;
@@ -54,7 +62,9 @@ impl Store {
         &self,
     ) -> Result<Arc<dyn stategraph::store::Store>, stategraph::store::StoreError> {
         Ok(match self {
-            Store::Sqlite(path) => Arc::new(stategraph_sqlite::SqliteStore::open(path)?),
+            Store::Sqlite(path) | Store::SqliteNormal(path) => {
+                Arc::new(stategraph_sqlite::SqliteStore::open(path)?)
+            }
             Store::Postgres { url, schema } => Arc::new(
                 stategraph_postgres::PostgresStore::connect_with(
                     url,
@@ -71,6 +81,10 @@ impl Store {
     ) -> Result<Arc<dyn CheckpointSaver>, stategraph::checkpoint::CheckpointError> {
         Ok(match self {
             Store::Sqlite(path) => Arc::new(SqliteSaver::open(path)?),
+            Store::SqliteNormal(path) => Arc::new(SqliteSaver::open_with(
+                path,
+                SqliteOptions::new().synchronous(Synchronous::Normal),
+            )?),
             Store::Postgres { url, schema } => Arc::new(
                 PostgresSaver::connect_with(url, PostgresOptions::new().schema(schema)).await?,
             ),

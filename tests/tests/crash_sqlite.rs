@@ -34,6 +34,29 @@ fn twenty_kills_lose_nothing_and_rerun_no_saved_task() {
     );
 }
 
+/// The same drill with the saver at `Synchronous::Normal`, documented as keeping every
+/// committed checkpoint across a crash of the process (not of the machine).
+#[test]
+fn twenty_kills_at_synchronous_normal_lose_nothing_and_rerun_no_saved_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::SqliteNormal(dir.path().join("crash.db"));
+    let drill = crash::run(
+        env!("CARGO_BIN_EXE_saver_worker").as_ref(),
+        &store,
+        dir.path(),
+        300,
+        20,
+        0x5eed_0002,
+    );
+    eprintln!("{drill:?}");
+    assert_eq!(drill.kills, 20);
+    assert_eq!(drill.steps, 600);
+    assert!(
+        drill.kills_with_saved_writes > 0,
+        "no kill landed after some tasks of a step had saved their writes: {drill:?}"
+    );
+}
+
 fn remove_database(path: &Path) {
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));

@@ -124,22 +124,42 @@ fn namespace(threads: &mut Threads, thread_id: String, checkpoint_ns: String) ->
         .or_default()
 }
 
-fn store_checkpoint(ns: &mut Namespace, entry: Box<Entry>) {
-    let checkpoint = &entry.checkpoint;
-    for (channel, value) in &checkpoint.channel_values {
-        let version = checkpoint
-            .channel_versions
-            .get(channel)
-            .copied()
-            .unwrap_or(0);
+/// Stores a checkpoint. Its versioned channel values move to the namespace's values
+/// (where a restore looks them up by version); the checkpoint keeps their names with
+/// a placeholder, filled in again when it is read ([`tuple`]), so each value is held
+/// once. A value with no version stays in the checkpoint.
+fn store_checkpoint(ns: &mut Namespace, mut entry: Box<Entry>) {
+    let checkpoint = &mut entry.checkpoint;
+    for (channel, value) in &mut checkpoint.channel_values {
+        let Some(&version) = checkpoint.channel_versions.get(channel) else {
+            continue;
+        };
         // The name is copied only for a channel's first stored value.
         let versions = match ns.values.get_mut(channel) {
             Some(versions) => versions,
             None => ns.values.entry(channel.clone()).or_default(),
         };
-        versions.insert(version, value.clone());
+        versions.insert(version, std::mem::replace(value, PLACEHOLDER));
     }
     ns.checkpoints.insert(checkpoint.id.clone(), entry);
+}
+
+/// What a stored checkpoint holds in place of a value kept in the namespace's values.
+const PLACEHOLDER: StoredValue = StoredValue::Full(serde_json::Value::Null);
+
+/// A stored checkpoint with its channel values filled in from the namespace.
+fn checkpoint_of(ns: &Namespace, stored: &Checkpoint) -> Checkpoint {
+    let mut checkpoint = stored.clone();
+    for (channel, value) in &mut checkpoint.channel_values {
+        let found = checkpoint
+            .channel_versions
+            .get(channel)
+            .and_then(|version| ns.values.get(channel)?.get(version));
+        if let Some(found) = found {
+            value.clone_from(found);
+        }
+    }
+    checkpoint
 }
 
 /// Idempotent per (task id, index): a task's own write already stored is kept; a
@@ -213,7 +233,7 @@ fn tuple(config: &CheckpointConfig, ns: &Namespace, id: &str, e: &Entry) -> Chec
     };
     CheckpointTuple {
         config: at(id),
-        checkpoint: e.checkpoint.clone(),
+        checkpoint: checkpoint_of(ns, &e.checkpoint),
         metadata: e.metadata.clone(),
         parent_config: e.parent.as_deref().map(at),
         pending_writes: ns

@@ -216,6 +216,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             unsaved: ChangeSet::new(),
             resumed: HashMap::new(),
             buffered: Vec::new(),
+            held: Vec::new(),
             queue: Arc::new(std::sync::Mutex::new(SaveQueue {
                 last_batch: self.g.save_batch_hint.load(Ordering::Relaxed),
                 ..SaveQueue::default()
@@ -336,7 +337,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
             }
         }
         self.finish().await?;
-        Ok(self.output(self.state.clone(), Vec::new()))
+        // The run is over: its state moves into the output.
+        let values = std::mem::take(&mut self.state);
+        Ok(self.output(values, Vec::new()))
     }
 
     /// A run that continues a thread streams the values it starts from first (as

@@ -45,6 +45,26 @@ pub(crate) trait TaskSink<S: GraphState>: Send {
         interrupt: &'a Interrupt,
         pause: Option<&'a Pause>,
     ) -> BoxFuture<'a, Result<(), RunError>>;
+    /// Whether a finished task's outcome is held back, to be stored with what follows
+    /// (the step's checkpoint) if nothing else of the step runs first.
+    fn holding(&self) -> bool {
+        false
+    }
+    /// Stores what is held back: called before any other task of the step runs or is
+    /// awaited.
+    fn store_held(&mut self) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// Stores what the sink holds back before more of the step runs.
+async fn store_held<S: GraphState>(
+    sink: &mut Option<&mut dyn TaskSink<S>>,
+) -> Result<(), RunError> {
+    match sink.as_deref_mut() {
+        Some(sink) if sink.holding() => sink.store_held().await,
+        _ => Ok(()),
+    }
 }
 
 /// What a step's tasks are run with.
@@ -371,6 +391,7 @@ pub(crate) async fn execute<S: GraphState>(
             let input = input_of(task, state);
             let span = tracing::debug_span!("task", node = %node.name);
             if let (Runner::Sync(f), None) = (&node.runner, &node.retry) {
+                store_held(&mut sink).await?;
                 let ctx = context(node, &env(i, 1));
                 let started = Instant::now();
                 let result = span.in_scope(|| call_sync(&**f, input, &ctx));
@@ -394,8 +415,11 @@ pub(crate) async fn execute<S: GraphState>(
             }
         }
         let next = match in_flight.as_mut() {
-            Some(running) => running.next().await,
-            None => None,
+            Some(running) if !running.is_empty() => {
+                store_held(&mut sink).await?;
+                running.next().await
+            }
+            _ => None,
         };
         match next {
             Some((i, result, took)) => {

@@ -145,6 +145,14 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 checkpoint,
                 metadata,
             });
+        } else if let Some(writes) = p.take_held(&parent) {
+            // The step's last task's writes and its checkpoint: one transaction.
+            let save = SaveOp::Checkpoint {
+                config: parent,
+                checkpoint,
+                metadata,
+            };
+            p.saver.put_batch(vec![writes, save]).await?;
         } else {
             p.saver.put(&parent, checkpoint, metadata).await?;
         }

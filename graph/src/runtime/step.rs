@@ -102,6 +102,15 @@ impl<'g, S: GraphState> Loop<'g, S> {
             let records = std::mem::take(&mut done.cache_records);
             caching::store(&**store, &self.versions, records).await?;
         }
+        if let (Some(em), Some(p)) = (&self.emitter, &mut self.persist)
+            && !p.held.is_empty()
+            && !em.has_room(3 * tasks.len() + 2)
+        {
+            // The step's events may wait for the consumer, who may never read them
+            // (a dropped stream ends the run there): the finished tasks' writes are
+            // stored first, so the thread resumes without running them again.
+            p.store_held().await?;
+        }
         if let (Some(em), Some(updates)) = (&self.emitter, done.streamed.take()) {
             events::committed_results(em, g, self.step, tasks, &ids, updates, &marks).await;
         }

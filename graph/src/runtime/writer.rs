@@ -31,6 +31,10 @@ pub(super) struct Persist {
     pub(super) resumed: HashMap<String, Vec<PendingWrite>>,
     /// Writes waiting for a checkpoint to attach to (`Durability::Exit`).
     pub(super) buffered: Vec<PendingWrite>,
+    /// `Durability::Sync`: writes of the step's last finished task, not stored yet.
+    /// They are stored with the checkpoint that follows them, in one transaction, or
+    /// before anything else of the step runs or is stored (see [`Persist::hold`]).
+    pub(super) held: Vec<PendingWrite>,
     /// Saves waiting for the background saver (`Durability::Async`).
     pub(super) queue: Arc<std::sync::Mutex<SaveQueue>>,
     /// The background saver, while one runs.
@@ -164,7 +168,10 @@ impl Persist {
     /// Saves pending writes of the current checkpoint as the durability mode says:
     /// now (`Sync`), in the background (`Async`), or with the run's last checkpoint
     /// (`Exit`, or before the thread has one).
-    pub(super) async fn save_writes(&mut self, writes: Vec<PendingWrite>) -> Result<(), RunError> {
+    pub(super) async fn save_writes(
+        &mut self,
+        mut writes: Vec<PendingWrite>,
+    ) -> Result<(), RunError> {
         if self.durability == config::Durability::Exit || self.parent.is_none() {
             self.buffered.extend(writes);
             return Ok(());
@@ -173,13 +180,60 @@ impl Persist {
         if self.durability == config::Durability::Async {
             self.enqueue(SaveOp::Writes { config: at, writes });
         } else {
+            if !self.held.is_empty() {
+                let mut all = std::mem::take(&mut self.held);
+                all.append(&mut writes);
+                writes = all;
+            }
             self.saver.put_writes(&at, writes).await?;
         }
         Ok(())
     }
 
-    /// Waits for the background saver; returns its error, if a batch failed.
+    /// Saves a finished task's writes. With `Sync` durability they are held instead:
+    /// nothing else runs between a step's last task and its checkpoint, so storing
+    /// them together costs one transaction (one `fsync` on SQLite) instead of two and
+    /// promises the same — a process that dies in between runs the task again, as it
+    /// would had it died while the task ran. Before any other work of the step the
+    /// runner calls [`Persist::store_held`], so a task's writes are never held while
+    /// another task runs.
+    pub(super) async fn hold(&mut self, writes: Vec<PendingWrite>) -> Result<(), RunError> {
+        if self.durability == config::Durability::Sync && self.parent.is_some() {
+            self.store_held().await?;
+            self.held = writes;
+            return Ok(());
+        }
+        self.save_writes(writes).await
+    }
+
+    /// Stores held writes now (a no-op when none are held).
+    pub(super) async fn store_held(&mut self) -> Result<(), RunError> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let writes = std::mem::take(&mut self.held);
+        let at = self.at(self.parent.clone());
+        self.saver.put_writes(&at, writes).await?;
+        Ok(())
+    }
+
+    /// Held writes to store with the checkpoint whose parent is `at`, as the batch's
+    /// first op.
+    pub(super) fn take_held(&mut self, at: &crate::checkpoint::CheckpointConfig) -> Option<SaveOp> {
+        (!self.held.is_empty()).then(|| SaveOp::Writes {
+            config: at.clone(),
+            writes: std::mem::take(&mut self.held),
+        })
+    }
+
+    /// Stores held writes and waits for the background saver; returns its error, if
+    /// a batch failed.
     pub(super) async fn flush(&mut self) -> Result<(), CheckpointError> {
+        if !self.held.is_empty() {
+            let writes = std::mem::take(&mut self.held);
+            let at = self.at(self.parent.clone());
+            self.saver.put_writes(&at, writes).await?;
+        }
         if let Some(background) = self.background.take() {
             join_background(background).await?;
         }
@@ -235,8 +289,16 @@ impl<S: GraphState> TaskSink<S> for PersistSink<'_, S> {
             let ids = self.ids;
             let id = ids.get(task).map_or("", String::as_str);
             let writes = persist::encode_output(self.g, id, output)?;
-            self.save(writes).await
+            self.p.hold(writes).await
         })
+    }
+
+    fn holding(&self) -> bool {
+        !self.p.held.is_empty()
+    }
+
+    fn store_held(&mut self) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(self.p.store_held())
     }
 
     fn failed<'a>(
