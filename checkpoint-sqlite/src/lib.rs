@@ -101,6 +101,7 @@
 
 mod cache;
 mod error;
+mod group;
 mod kv;
 mod lock;
 mod open;

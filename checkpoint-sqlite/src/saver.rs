@@ -15,6 +15,7 @@ use stategraph::checkpoint::{
 };
 
 use crate::error::Failure;
+use crate::group::GroupCommit;
 use crate::{cache, lock, open, schema, store, threads};
 
 /// When a committed operation is on disk (SQLite's `synchronous` setting).
@@ -115,6 +116,8 @@ pub struct SqliteSaver {
     options: SqliteOptions,
     /// Thread locks of an in-memory database, which no other process can open.
     local_locks: Arc<LocalThreadLocks>,
+    /// Saves waiting to share a transaction (group commit).
+    group: Arc<GroupCommit>,
 }
 
 impl fmt::Debug for SqliteSaver {
@@ -165,6 +168,7 @@ impl SqliteSaver {
             lock_base: Some(lock_base),
             options,
             local_locks: Arc::default(),
+            group: Arc::default(),
         })
     }
 
@@ -188,6 +192,7 @@ impl SqliteSaver {
             lock_base: None,
             options,
             local_locks: Arc::default(),
+            group: Arc::default(),
         })
     }
 
@@ -199,6 +204,22 @@ impl SqliteSaver {
     /// The options it was opened with.
     pub fn options(&self) -> &SqliteOptions {
         &self.options
+    }
+
+    /// Stores `ops` in a transaction shared with the saves of other threads that
+    /// arrive meanwhile (see [`GroupCommit`]).
+    fn write(&self, operation: &'static str, ops: Vec<SaveOp>) -> BoxFuture<'_, SaverResult<()>> {
+        Box::pin(async move {
+            let limit = self.options.max_record_bytes;
+            match self.group.save(&self.conn, limit, ops).await {
+                Ok(outcome) => outcome.map_err(|f| f.during(operation)),
+                Err(stopped) => Err(CheckpointError::Storage {
+                    saver: "sqlite",
+                    operation,
+                    source: Box::new(stopped),
+                }),
+            }
+        })
     }
 
     /// Runs `work` on the connection on the blocking pool.
@@ -256,9 +277,19 @@ impl CheckpointSaver for SqliteSaver {
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
     ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
-        let config = config.clone();
-        self.run("put", move |conn, limit| {
-            store::put(conn, limit, &config, checkpoint, &metadata)
+        let stored = CheckpointConfig {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: Some(checkpoint.id.clone()),
+        };
+        let op = SaveOp::Checkpoint {
+            config: config.clone(),
+            checkpoint,
+            metadata,
+        };
+        Box::pin(async move {
+            self.write("put", vec![op]).await?;
+            Ok(stored)
         })
     }
 
@@ -267,10 +298,11 @@ impl CheckpointSaver for SqliteSaver {
         config: &'a CheckpointConfig,
         writes: Vec<PendingWrite>,
     ) -> BoxFuture<'a, SaverResult<()>> {
-        let config = config.clone();
-        self.run("put_writes", move |conn, limit| {
-            store::put_writes(conn, limit, &config, &writes)
-        })
+        let op = SaveOp::Writes {
+            config: config.clone(),
+            writes,
+        };
+        self.write("put_writes", vec![op])
     }
 
     fn channel_history<'a>(
@@ -335,9 +367,7 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
-        self.run("put_batch", move |conn, limit| {
-            store::put_batch(conn, limit, ops)
-        })
+        self.write("put_batch", ops)
     }
 
     fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {

@@ -272,22 +272,16 @@ pub(crate) fn list(
         .collect()
 }
 
-pub(crate) fn put(
-    conn: &mut Connection,
-    limit: usize,
-    config: &CheckpointConfig,
-    checkpoint: Checkpoint,
-    metadata: &CheckpointMetadata,
-) -> Result<CheckpointConfig> {
-    let tx = write_tx(conn)?;
-    let stored = put_in(&tx, limit, config, checkpoint, metadata)?;
-    tx.commit()?;
-    Ok(stored)
-}
-
 /// Stores every op in one transaction: all or nothing.
 pub(crate) fn put_batch(conn: &mut Connection, limit: usize, ops: Vec<SaveOp>) -> Result<()> {
     let tx = write_tx(conn)?;
+    apply(&tx, limit, ops)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Applies `ops` in order inside the caller's transaction.
+pub(crate) fn apply(tx: &Connection, limit: usize, ops: Vec<SaveOp>) -> Result<()> {
     for op in ops {
         match op {
             SaveOp::Checkpoint {
@@ -295,12 +289,11 @@ pub(crate) fn put_batch(conn: &mut Connection, limit: usize, ops: Vec<SaveOp>) -
                 checkpoint,
                 metadata,
             } => {
-                put_in(&tx, limit, &config, checkpoint, &metadata)?;
+                put_in(tx, limit, &config, checkpoint, &metadata)?;
             }
-            SaveOp::Writes { config, writes } => put_writes_in(&tx, limit, &config, &writes)?,
+            SaveOp::Writes { config, writes } => put_writes_in(tx, limit, &config, &writes)?,
         }
     }
-    tx.commit()?;
     Ok(())
 }
 
@@ -379,18 +372,6 @@ fn put_in(
         checkpoint_ns: config.checkpoint_ns.clone(),
         checkpoint_id: Some(checkpoint.id),
     })
-}
-
-pub(crate) fn put_writes(
-    conn: &mut Connection,
-    limit: usize,
-    config: &CheckpointConfig,
-    writes: &[PendingWrite],
-) -> Result<()> {
-    let tx = write_tx(conn)?;
-    put_writes_in(&tx, limit, config, writes)?;
-    tx.commit()?;
-    Ok(())
 }
 
 fn put_writes_in(
