@@ -11,6 +11,10 @@ use crate::state::GraphState;
 pub enum Durability {
     /// Each checkpoint is saved before the next superstep starts (the default: a crash
     /// loses at most the running step, whose finished tasks are kept as pending writes).
+    /// A task's writes are stored before any other task of its step runs or is
+    /// awaited; the writes of the step's last task are stored with the checkpoint that
+    /// follows them, in one saver transaction (one `fsync` on SQLite), so a
+    /// single-task step costs one durable write.
     #[default]
     Sync,
     /// Checkpoints are saved in the background while the next step runs; the run
