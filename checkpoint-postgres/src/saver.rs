@@ -134,7 +134,9 @@ impl PostgresOptions {
 /// processes on any number of machines.
 ///
 /// Each operation is one transaction on a connection of the saver's pool (reads see
-/// one snapshot). Clones share the pool. The saver is async-native: use it inside a
+/// one snapshot). A save (`put`, `put_writes`, `put_batch`) waits for the server
+/// once: its statements, prepared once per connection, are sent back to back between
+/// `BEGIN` and `COMMIT`. Clones share the pool. The saver is async-native: use it inside a
 /// tokio runtime with its I/O and time drivers (`#[tokio::main]`, or
 /// `invoke_blocking`).
 ///
