@@ -16,6 +16,9 @@
 #   ROUNDS     runs per scenario and side (default 5).
 #   SCENARIOS  which scenarios (default: the six of docs/PERFORMANCE.md).
 #   OUT        where the raw JSON lines go (default: a temporary directory, printed).
+#   STATEGRAPH_POSTGRES_URL, STATEGRAPH_POSTGRES_TLS_CA
+#              the PostgreSQL server (and its CA) of the chain100_ckpt_postgres*
+#              scenarios, passed to both sides; required when SCENARIOS names them.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -38,10 +41,21 @@ EOF
   exit 2
 fi
 
+imports='import langgraph, langgraph.checkpoint.sqlite'
+if [[ " $SCENARIOS " == *"_postgres"* ]]; then
+  if [ -z "${STATEGRAPH_POSTGRES_URL:-}" ]; then
+    echo "SCENARIOS names PostgreSQL scenarios: set STATEGRAPH_POSTGRES_URL=postgres://user:password@host:5432/database (and STATEGRAPH_POSTGRES_TLS_CA to the server's CA)" >&2
+    exit 2
+  fi
+  export STATEGRAPH_POSTGRES_URL
+  if [ -n "${STATEGRAPH_POSTGRES_TLS_CA:-}" ]; then export STATEGRAPH_POSTGRES_TLS_CA; fi
+  imports="$imports, langgraph.checkpoint.postgres, psycopg"
+fi
+
 py="$LG_VENV/bin/python"
-if ! "$py" -c 'import langgraph, langgraph.checkpoint.sqlite' 2>/dev/null; then
-  echo "==> creating the LangGraph environment in $LG_VENV" >&2
-  python3 -m venv "$LG_VENV"
+if ! "$py" -c "$imports" 2>/dev/null; then
+  echo "==> installing the LangGraph environment in $LG_VENV" >&2
+  [ -x "$py" ] || python3 -m venv "$LG_VENV"
   "$LG_VENV/bin/pip" install --quiet -r "$LG_LOCK"
 fi
 
@@ -51,6 +65,8 @@ sg="$root/target/release/stategraph-bench"
 if [ -n "${CARGO_TARGET_DIR:-}" ]; then
   sg="$CARGO_TARGET_DIR/release/stategraph-bench"
 fi
+# The round-trip counting proxy the LangGraph side of the PostgreSQL scenarios uses.
+export SG_RT_PROXY="$(dirname "$sg")/pg_roundtrip_proxy"
 
 : >"$OUT/langgraph.jsonl"
 : >"$OUT/stategraph.jsonl"
@@ -102,6 +118,8 @@ HEADLINE = {
     "state_big": "peak_rss_mib",
     "subgraph_chain": "us_per_invoke",
     "subgraph_chain_ckpt_mem": "us_per_invoke",
+    "chain100_ckpt_postgres": "us_per_superstep",
+    "chain100_ckpt_postgres_sync": "us_per_superstep",
 }
 
 
@@ -146,6 +164,12 @@ for name in HEADLINE:
     ratio = f"{a / b:,.1f}x" if a and b else "-"
     n = f"{len(lg[name])}/{len(sg[name])}"
     print(f"| `{name}` | {key} | {fmt(a)} | {fmt(b)} | {ratio} | {n} |")
+    if name.startswith("chain100_ckpt_postgres"):
+        a, b = med(lg[name], "round_trips_per_superstep"), med(sg[name], "round_trips_per_superstep")
+        print(f"| | round_trips_per_superstep | {fmt(a)} | {fmt(b)} | - | |")
+        ta = sorted({str(r.get("transport")) for r in lg[name]})
+        tb = sorted({str(r.get("transport")) for r in sg[name]})
+        print(f"| | transport | {', '.join(ta)} | {', '.join(tb)} | - | |")
     if name == "chain100_ckpt_sqlite":
         a, b = med(lg[name], "db_bytes"), med(sg[name], "db_bytes")
         ratio = f"{a / b:,.1f}x" if a and b else "-"

@@ -3,6 +3,8 @@
 
 use stategraph::prelude::*;
 
+pub mod roundtrips;
+
 /// The chain and loop state: one last-value counter (each node writes `counter + 1`).
 #[derive(GraphState, Clone, Debug, Default)]
 pub struct CounterState {

@@ -24,6 +24,8 @@ use stategraph::prelude::*;
 use stategraph_bench::{CounterState, FanState, chain, fanout, router_loop, subgraph_chain};
 use stategraph_sqlite::{SqliteOptions, SqliteSaver, Synchronous};
 
+mod pg;
+
 type Error = Box<dyn std::error::Error>;
 type Fields = Map<String, Value>;
 
@@ -446,18 +448,24 @@ async fn run(name: &str) -> Result<Fields, Error> {
         "subgraph_chain_ckpt_mem" => sc_subgraph_chain(Some(Durability::Async)).await,
         "state_big_sync" => state_big(Durability::Sync).await,
         "state_big_exit" => state_big(Durability::Exit).await,
+        "chain100_ckpt_postgres" => pg::chain100_ckpt_postgres(Durability::Async).await,
+        "chain100_ckpt_postgres_sync" => pg::chain100_ckpt_postgres(Durability::Sync).await,
         other => Err(format!("unknown scenario `{other}`").into()),
     }
 }
 
 fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().collect();
-    let valid = args.len() == 2 && (args[1] == "all" || SCENARIOS.contains(&args[1].as_str()));
+    let valid = args.len() == 2
+        && (args[1] == "all"
+            || [SCENARIOS, pg::SCENARIOS]
+                .concat()
+                .contains(&args[1].as_str()));
     if !valid {
         eprintln!(
             "usage: {} {{{}|all}}",
             args.first().map_or("stategraph-bench", String::as_str),
-            SCENARIOS.join("|")
+            [SCENARIOS, pg::SCENARIOS].concat().join("|")
         );
         std::process::exit(2);
     }

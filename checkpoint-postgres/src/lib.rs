@@ -183,6 +183,7 @@ mod kv;
 mod lock;
 mod pool;
 mod probe;
+mod save;
 mod saver;
 mod schema;
 mod session;

@@ -9,8 +9,8 @@
 //! dies, or the server or network drops the connection — the server releases its locks.
 //!
 //! A lost session must not let two writers in: the holders' locks are marked lost, and
-//! before each save of a thread this process holds, [`check`] asks the server (over the
-//! pooled connection doing the save) whether the lock session still holds its lock.
+//! each save of a thread this process holds asks the server (in the save's own
+//! transaction, see [`plan_check`]) whether the lock session still holds its lock.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -21,6 +21,7 @@ use stategraph::checkpoint::{CheckpointError, SaverResult, ThreadLock};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{Failure, PostgresError};
+use crate::save::Save;
 use crate::saver::PostgresSaver;
 use crate::session::{Session, SessionSource};
 
@@ -301,40 +302,33 @@ pub(crate) async fn lock(
 }
 
 /// Before a save of `thread_id`: when this process holds the thread, fails if its lock
-/// was lost, and otherwise asks the server (on `client`, the save's connection) that
-/// the lock session still holds it.
-pub(crate) async fn check(
+/// was lost, and otherwise adds to `save` the check that the lock session still holds
+/// it, run by the server in the save's transaction (see [`lost_on_server`]).
+pub(crate) fn plan_check(
     saver: &PostgresSaver,
-    client: &tokio_postgres::Client,
+    save: &mut Save,
     thread_id: &str,
 ) -> Result<(), Failure> {
     let key = lock_key(&saver.schema, thread_id);
-    let pid = {
-        let t = lock_table(&saver.locks.table);
-        match t.held.get(&key) {
-            None => return Ok(()),
-            Some(Holder {
-                lost: Some(reason), ..
-            }) => return Err(lost(thread_id, reason)),
-            Some(holder) => holder.pid,
+    let t = lock_table(&saver.locks.table);
+    match t.held.get(&key) {
+        None => Ok(()),
+        Some(Holder {
+            lost: Some(reason), ..
+        }) => Err(lost(thread_id, reason)),
+        Some(holder) => {
+            save.check_lock(thread_id, holder.pid, key);
+            Ok(())
         }
-    };
-    // A bigint advisory key shows in pg_locks as its high and low halves.
-    let (high, low) = ((key >> 32) as u32, key as u32);
-    let held: bool = client
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
-               AND pid = $1 AND classid = $2 AND objid = $3 AND objsubid = 1 AND granted)",
-            &[&pid, &high, &low],
-        )
-        .await?
-        .try_get(0)?;
-    if held {
-        return Ok(());
     }
+}
+
+/// The server found `thread_id`'s lock no longer held by the lock session `pid`:
+/// every lock of that session is lost.
+pub(crate) fn lost_on_server(saver: &PostgresSaver, thread_id: &str, pid: i32) -> Failure {
     let reason = "the server no longer shows it held by the lock session";
     lock_table(&saver.locks.table).lose(pid, reason);
-    Err(lost(thread_id, reason))
+    lost(thread_id, reason)
 }
 
 fn lost(thread_id: &str, reason: &str) -> Failure {

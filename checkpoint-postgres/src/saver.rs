@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{Client, Pool};
+use deadpool_postgres::Pool;
 use stategraph::BoxFuture;
 use stategraph::cache::{CacheEntry, CacheKey, NodeCache};
 use stategraph::checkpoint::{
@@ -12,7 +12,9 @@ use stategraph::checkpoint::{
     ListOptions, PendingWrite, SaveOp, SaverResult, StoredValue, ThreadInfo, ThreadLock,
 };
 
+use crate::error::Failure;
 use crate::lock::{self, Locks};
+use crate::save::Save;
 use crate::tls::{CaSource, SslMode};
 use crate::{cache, store, threads};
 
@@ -132,7 +134,9 @@ impl PostgresOptions {
 /// processes on any number of machines.
 ///
 /// Each operation is one transaction on a connection of the saver's pool (reads see
-/// one snapshot). Clones share the pool. The saver is async-native: use it inside a
+/// one snapshot). A save (`put`, `put_writes`, `put_batch`) waits for the server
+/// once: its statements, prepared once per connection, are sent back to back between
+/// `BEGIN` and `COMMIT`. Clones share the pool. The saver is async-native: use it inside a
 /// tokio runtime with its I/O and time drivers (`#[tokio::main]`, or
 /// `invoke_blocking`).
 ///
@@ -169,24 +173,29 @@ impl fmt::Debug for PostgresSaver {
 }
 
 impl PostgresSaver {
-    /// A pooled connection for `operation` writing `threads`, once the locks this
-    /// process holds on them are known to be held still.
-    async fn write_client<'t>(
+    /// Stores what `plan` adds to a save of `threads` in one transaction (one round
+    /// trip to the server): with a check, run by the server in the same transaction,
+    /// that the locks this process holds on them are held still.
+    async fn save<'t, T>(
         &self,
         operation: &'static str,
         threads: impl IntoIterator<Item = &'t String>,
-    ) -> SaverResult<Client> {
-        let client = self.op_client(operation).await?;
+        plan: impl FnOnce(&mut Save) -> Result<T, Failure>,
+    ) -> SaverResult<T> {
+        let mut save = Save::default();
         let mut checked: Vec<&str> = Vec::new();
         for thread in threads {
             if !checked.contains(&thread.as_str()) {
-                lock::check(self, &client, thread)
-                    .await
-                    .map_err(|f| f.during(operation))?;
+                lock::plan_check(self, &mut save, thread).map_err(|f| f.during(operation))?;
                 checked.push(thread);
             }
         }
-        Ok(client)
+        let out = plan(&mut save).map_err(|f| f.during(operation))?;
+        let client = self.op_client(operation).await?;
+        save.run(self, &client)
+            .await
+            .map_err(|f| f.during(operation))?;
+        Ok(out)
     }
 }
 
@@ -222,34 +231,42 @@ impl CheckpointSaver for PostgresSaver {
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
     ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
-        Box::pin(async move {
-            let mut client = self.write_client("put", [&config.thread_id]).await?;
-            store::put(
-                &mut client,
-                self.options.max_record_bytes,
-                config,
-                checkpoint,
-                &metadata,
-            )
-            .await
-            .map_err(|f| f.during("put"))
-        })
+        Box::pin(self.save("put", [&config.thread_id], move |save| {
+            save.checkpoint(self.options.max_record_bytes, config, checkpoint, &metadata)
+        }))
     }
 
+    /// Stores every op in one transaction, all or nothing, in one round trip to the
+    /// server once the connection has prepared the statements.
     fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
-            let threads: Vec<&String> = ops
+            let threads: Vec<String> = ops
                 .iter()
                 .map(|op| match op {
                     SaveOp::Checkpoint { config, .. } | SaveOp::Writes { config, .. } => {
-                        &config.thread_id
+                        config.thread_id.clone()
                     }
                 })
                 .collect();
-            let mut client = self.write_client("put_batch", threads).await?;
-            store::put_batch(&mut client, self.options.max_record_bytes, ops)
-                .await
-                .map_err(|f| f.during("put_batch"))
+            let limit = self.options.max_record_bytes;
+            self.save("put_batch", &threads, |save| {
+                for op in ops {
+                    match op {
+                        SaveOp::Checkpoint {
+                            config,
+                            checkpoint,
+                            metadata,
+                        } => {
+                            save.checkpoint(limit, &config, checkpoint, &metadata)?;
+                        }
+                        SaveOp::Writes { config, writes } => {
+                            save.writes(limit, &config, &writes)?
+                        }
+                    }
+                }
+                Ok(())
+            })
+            .await
         })
     }
 
@@ -258,12 +275,9 @@ impl CheckpointSaver for PostgresSaver {
         config: &'a CheckpointConfig,
         writes: Vec<PendingWrite>,
     ) -> BoxFuture<'a, SaverResult<()>> {
-        Box::pin(async move {
-            let mut client = self.write_client("put_writes", [&config.thread_id]).await?;
-            store::put_writes(&mut client, self.options.max_record_bytes, config, &writes)
-                .await
-                .map_err(|f| f.during("put_writes"))
-        })
+        Box::pin(self.save("put_writes", [&config.thread_id], move |save| {
+            save.writes(self.options.max_record_bytes, config, &writes)
+        }))
     }
 
     fn channel_history<'a>(
