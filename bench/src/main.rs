@@ -441,7 +441,7 @@ async fn run(name: &str) -> Result<Fields, Error> {
             sc_chain100_ckpt_sqlite(Synchronous::Full, Durability::Sync).await
         }
         "chain100_ckpt_sqlite_normal" => {
-            sc_chain100_ckpt_sqlite(Synchronous::Normal, Durability::Async).await
+            sc_chain100_ckpt_sqlite(Synchronous::Normal, Durability::Sync).await
         }
         "state_big" => state_big(Durability::Async).await,
         "subgraph_chain" => sc_subgraph_chain(None).await,

@@ -1,7 +1,9 @@
 //! The durable-commit floor of this machine's disk, next to which the `_sync` SQLite
 //! scenarios are read: a bare loop of one `INSERT` and one `COMMIT` in SQLite's WAL mode
 //! (the same bundled SQLite and file system as `SqliteSaver`), with
-//! `synchronous = FULL` (one `fsync` of the log per commit) and `NORMAL`, and a bare
+//! `synchronous = FULL` (one `fsync` of the log per commit) and `NORMAL`; the same
+//! loop committing the rows a `chain100` superstep stores (a checkpoint, a pending
+//! write and a channel value, in three tables keyed as the saver's are); and a bare
 //! 4 KiB `write` + `fdatasync` loop on a plain file. No framework code runs.
 //!
 //! ```text
@@ -43,6 +45,8 @@ fn main() -> Result<(), Error> {
             &times,
         );
     }
+    let times = step_rows_loop(&dir.path().join("floor-step.sqlite"), commits)?;
+    report("sqlite_wal_full_step_rows", &times);
     let times = fdatasync_loop(&dir.path().join("floor.bin"), commits)?;
     report("write_4k_fdatasync", &times);
     Ok(())
@@ -69,6 +73,50 @@ fn sqlite_loop(path: &Path, synchronous: &str, commits: usize) -> Result<Vec<f64
     let stored: i64 = conn.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))?;
     if usize::try_from(stored).ok() != Some(commits + 20) {
         return Err(format!("{stored} rows stored, expected {}", commits + 20).into());
+    }
+    Ok(times)
+}
+
+/// One commit per step of what `SqliteSaver` stores for a `chain100` superstep, in
+/// tables keyed like its own: a checkpoint row (about 900 bytes of JSON), a pending
+/// write and a channel value.
+fn step_rows_loop(path: &Path, commits: usize) -> Result<Vec<f64>, Error> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.execute_batch(
+        "CREATE TABLE c (thread TEXT NOT NULL, ns TEXT NOT NULL, id TEXT NOT NULL,
+             parent TEXT, body TEXT NOT NULL, seq INTEGER NOT NULL,
+             PRIMARY KEY (thread, ns, id));
+         CREATE INDEX c_seq ON c (thread, ns, seq);
+         CREATE TABLE w (thread TEXT NOT NULL, ns TEXT NOT NULL, id TEXT NOT NULL,
+             task TEXT NOT NULL, idx INTEGER NOT NULL, value TEXT NOT NULL,
+             PRIMARY KEY (thread, ns, id, task, idx));
+         CREATE TABLE v (thread TEXT NOT NULL, ns TEXT NOT NULL, channel TEXT NOT NULL,
+             version INTEGER NOT NULL, value TEXT NOT NULL,
+             PRIMARY KEY (thread, ns, channel, version));",
+    )?;
+    let body = "x".repeat(900);
+    let mut times = Vec::with_capacity(commits);
+    for i in 0..commits + 20 {
+        let (id, parent) = (format!("{i:024}"), format!("{:024}", i.saturating_sub(1)));
+        let seq = i64::try_from(i)?;
+        let t0 = Instant::now();
+        conn.execute_batch("BEGIN")?;
+        conn.prepare_cached("INSERT INTO w VALUES ('t', '', ?1, 'n0', 0, '{\"counter\":1}')")?
+            .execute([&id])?;
+        conn.prepare_cached("INSERT INTO v VALUES ('t', '', 'counter', ?1, '1')")?
+            .execute([seq])?;
+        conn.prepare_cached("INSERT INTO c VALUES ('t', '', ?1, ?2, ?3, ?4)")?
+            .execute(rusqlite::params![id, parent, body, seq])?;
+        conn.execute_batch("COMMIT")?;
+        if i >= 20 {
+            times.push(t0.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    let stored: i64 = conn.query_row("SELECT COUNT(*) FROM c", [], |r| r.get(0))?;
+    if usize::try_from(stored).ok() != Some(commits + 20) {
+        return Err(format!("{stored} steps stored, expected {}", commits + 20).into());
     }
     Ok(times)
 }
