@@ -140,11 +140,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
             },
         );
         if p.durability == config::Durability::Async {
-            p.enqueue(SaveOp::Checkpoint {
+            p.enqueue_bounded(SaveOp::Checkpoint {
                 config: parent,
                 checkpoint,
                 metadata,
-            });
+            })
+            .await?;
         } else {
             p.saver.put(&parent, checkpoint, metadata).await?;
         }
