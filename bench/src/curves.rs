@@ -63,24 +63,7 @@ pub fn main(args: &[String]) -> Result<(), Error> {
     if !CURVES.contains(&name) || size == 0 || threads == 0 || args.len() > 4 {
         return Err(usage().into());
     }
-    let result = if name.starts_with("curve_threads") {
-        // Concurrent runners need worker threads: one per core, as tokio's default.
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?;
-        rt.block_on(run_threads(name, size, threads))?
-    } else {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        rt.block_on(async {
-            match name {
-                "curve_steps_mem" => long_thread(size as u64, Store::Memory).await,
-                "curve_steps_sqlite" => long_thread(size as u64, Store::Sqlite).await,
-                _ => wide_fanout(size as u64).await,
-            }
-        })?
-    };
+    let result = point(name, size, threads)?;
     let mut line = Fields::new();
     line.insert("scenario".into(), json!(name));
     line.insert("size".into(), json!(size));
@@ -98,6 +81,29 @@ pub fn main(args: &[String]) -> Result<(), Error> {
     );
     println!("{}", serde_json::Value::Object(line));
     Ok(())
+}
+
+/// Runs one point of curve `name` (one of [`CURVES`]) at `size`; `threads` is the
+/// many-threads curve's thread count.
+fn point(name: &str, size: usize, threads: usize) -> Result<Fields, Error> {
+    if name.starts_with("curve_threads") {
+        // Concurrent runners need worker threads: one per core, as tokio's default.
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        return rt.block_on(run_threads(name, size, threads));
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        match name {
+            "curve_steps_mem" => long_thread(size as u64, Store::Memory).await,
+            "curve_steps_sqlite" => long_thread(size as u64, Store::Sqlite).await,
+            "curve_fanout" => wide_fanout(size as u64).await,
+            other => Err(format!("unknown curve `{other}`").into()),
+        }
+    })
 }
 
 // ---------------------------------------------------------------- long threads
@@ -446,4 +452,47 @@ async fn many_threads(
         "checkpoints_stored": threads as u64 * (steps + 1),
         "peak_rss_mib": peak_rss_mib(),
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every curve runs at a small size and passes its own result checks (a debug
+    /// build: the timings mean nothing). PostgreSQL only with `STATEGRAPH_POSTGRES_URL`.
+    #[test]
+    fn every_curve_checks_its_result_at_a_small_size() {
+        let pg = std::env::var("STATEGRAPH_POSTGRES_URL").is_ok_and(|u| !u.trim().is_empty());
+        for &name in super::CURVES {
+            if name.contains("postgres") && !pg {
+                eprintln!("notice: {name} skipped: STATEGRAPH_POSTGRES_URL is not set");
+                continue;
+            }
+            let size = if name.starts_with("curve_threads") {
+                3
+            } else {
+                300
+            };
+            let fields = super::point(name, size, 20).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(fields.contains_key("total_s"), "{name}: {fields:?}");
+        }
+    }
+
+    #[test]
+    fn the_flatness_ratio_is_the_last_tenth_over_the_first() {
+        let t0 = std::time::Instant::now();
+        // 100 gaps: the first 10 of 1 ms, the last 10 of 3 ms.
+        let mut stamps = vec![t0];
+        for i in 0..100u64 {
+            let gap = if i >= 90 { 3 } else { 1 };
+            let last = *stamps.last().unwrap_or(&t0);
+            stamps.push(last + std::time::Duration::from_millis(gap));
+        }
+        let f = super::flatness(&stamps);
+        assert_eq!(f["first_10pct_us_per_step"], 1000.0);
+        assert_eq!(f["last_10pct_us_per_step"], 3000.0);
+        assert_eq!(f["flatness_last_over_first"], 3.0);
+        assert_eq!(
+            f["us_per_step_by_20_blocks"].as_array().map(Vec::len),
+            Some(20)
+        );
+    }
 }

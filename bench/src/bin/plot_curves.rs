@@ -120,6 +120,8 @@ where
         + plotters::coord::ranged1d::ValueFormatter<f64>,
 {
     c.configure_mesh()
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
         .x_desc(x_desc)
         .y_desc(y_desc)
         .x_label_formatter(&|v| short(*v))
@@ -136,6 +138,7 @@ where
         c.draw_series(l.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
     }
     c.configure_series_labels()
+        .label_font(("sans-serif", 13))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.3))
         .position(SeriesLabelPosition::UpperLeft)
@@ -256,6 +259,10 @@ fn unfinished(v: &Value) -> String {
         "timeout" => format!(
             "did not finish in {} min{reached}",
             fmt(num(v, "limit_s").map(|s| s / 60.0), 0)
+        ),
+        "stopped" => format!(
+            "stopped: {}",
+            v["error"].as_str().unwrap_or("").replace('|', "/")
         ),
         _ => format!(
             "failed: {}",
