@@ -12,6 +12,10 @@
 #   OUT          where the JSON lines go (default bench/results/curves); appended to.
 #   CURVES       which curves: any of steps fanout threads_sqlite threads_postgres
 #                (default: all four).
+#   SIDES        which sides (default "stategraph langgraph").
+#   SG_ROUNDS    runs of each long-thread and fan-out point on our side (default 3;
+#                the plotter takes the run with the median time). LangGraph's side runs
+#                each point once (minutes per point).
 #   LG_VENV      the LangGraph environment (default /tmp/lg-subx-venv; PostgreSQL
 #                curves need langgraph-checkpoint-postgres and psycopg in it).
 #   LG_TIMEOUT   seconds a LangGraph point may run (default 600); a point stopped by it
@@ -27,6 +31,8 @@ cd "$root"
 
 OUT=${OUT:-$root/bench/results/curves}
 CURVES=${CURVES:-"steps fanout threads_sqlite threads_postgres"}
+SIDES=${SIDES:-"stategraph langgraph"}
+SG_ROUNDS=${SG_ROUNDS:-3}
 LG_VENV=${LG_VENV:-/tmp/lg-subx-venv}
 LG_TIMEOUT=${LG_TIMEOUT:-600}
 SG_THREADS=${SG_THREADS:-10000}
@@ -74,10 +80,16 @@ EOF
   rm -f "$err"
 }
 
-point() { # point SCENARIO SIZE [THREADS_SG THREADS_LG]
-  local s=$1 n=$2
-  run stategraph "$OUT/stategraph.jsonl" 3600 "$s" "$n" "$sg" "$s" "$n" ${3:+"$3"}
-  run langgraph "$OUT/langgraph.jsonl" "$LG_TIMEOUT" "$s" "$n" "$py" "$lg_bench" "$s" "$n" ${4:+"$4"}
+point() { # point ROUNDS SCENARIO SIZE [THREADS_SG THREADS_LG]
+  local rounds=$1 s=$2 n=$3
+  if [[ " $SIDES " == *" stategraph "* ]]; then
+    for _ in $(seq 1 "$rounds"); do
+      run stategraph "$OUT/stategraph.jsonl" 3600 "$s" "$n" "$sg" "$s" "$n" ${4:+"$4"}
+    done
+  fi
+  if [[ " $SIDES " == *" langgraph "* ]]; then
+    run langgraph "$OUT/langgraph.jsonl" "$LG_TIMEOUT" "$s" "$n" "$py" "$lg_bench" "$s" "$n" ${5:+"$5"}
+  fi
 }
 
 for curve in $CURVES; do
@@ -85,14 +97,14 @@ for curve in $CURVES; do
   case $curve in
     steps)
       for n in 1000 10000 100000 1000000; do
-        point curve_steps_mem "$n"
-        point curve_steps_sqlite "$n"
+        point "$SG_ROUNDS" curve_steps_mem "$n"
+        point "$SG_ROUNDS" curve_steps_sqlite "$n"
       done ;;
     fanout)
-      for n in 1000 10000 100000; do point curve_fanout "$n"; done ;;
+      for n in 1000 10000 100000; do point "$SG_ROUNDS" curve_fanout "$n"; done ;;
     threads_sqlite | threads_postgres)
-      for r in 1 2 4 8 16; do point "curve_$curve" "$r" "$SG_THREADS" "$LG_THREADS"; done
-      for r in 1 16; do point "curve_${curve}_sync" "$r" "$SG_THREADS" "$LG_THREADS"; done ;;
+      for r in 1 2 4 8 16; do point 1 "curve_$curve" "$r" "$SG_THREADS" "$LG_THREADS"; done
+      for r in 1 16; do point 1 "curve_${curve}_sync" "$r" "$SG_THREADS" "$LG_THREADS"; done ;;
     *) echo "unknown curve $curve" >&2; exit 2 ;;
   esac
 done
