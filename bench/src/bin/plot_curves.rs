@@ -18,18 +18,50 @@ use serde_json::Value;
 
 type Error = Box<dyn std::error::Error>;
 
-/// The points of one side: (scenario, size) → its JSON line.
+/// The points of one side: (scenario, size) → its JSON line. A point measured more
+/// than once is the run with the median `total_s` (of those that finished; the last
+/// line when none did), with `flatness_min` and `flatness_max` over its runs and
+/// `runs` added.
 type Points = BTreeMap<(String, u64), Value>;
 
 fn load(path: &Path) -> Result<Points, Error> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut points = Points::new();
+    let mut runs: BTreeMap<(String, u64), Vec<Value>> = BTreeMap::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let v: Value = serde_json::from_str(line)?;
         let scenario = v["scenario"].as_str().unwrap_or_default().to_string();
         let size = v["size"].as_u64().unwrap_or_default();
-        points.insert((scenario, size), v);
+        runs.entry((scenario, size)).or_default().push(v);
+    }
+    let mut points = Points::new();
+    for (key, all) in runs {
+        let mut done: Vec<Value> = all.iter().filter(|v| ok(v)).cloned().collect();
+        let Some(last) = all.last() else { continue };
+        if done.is_empty() {
+            points.insert(key, last.clone());
+            continue;
+        }
+        done.sort_by(|a, b| {
+            let t = |v: &Value| num(v, "total_s").unwrap_or(0.0);
+            t(a).total_cmp(&t(b))
+        });
+        let ratios: Vec<f64> = done
+            .iter()
+            .filter_map(|v| num(v, "flatness_last_over_first"))
+            .collect();
+        let mut chosen = done[(done.len() - 1) / 2].clone();
+        if let Value::Object(m) = &mut chosen {
+            m.insert("runs".into(), done.len().into());
+            if let (Some(lo), Some(hi)) = (
+                ratios.iter().copied().reduce(f64::min),
+                ratios.iter().copied().reduce(f64::max),
+            ) {
+                m.insert("flatness_min".into(), lo.into());
+                m.insert("flatness_max".into(), hi.into());
+            }
+        }
+        points.insert(key, chosen);
     }
     Ok(points)
 }
@@ -274,9 +306,9 @@ fn unfinished(v: &Value) -> String {
 fn steps_table(sg: &Points, lg: &Points) {
     println!("#### Long threads (`Durability::Async`)\n");
     println!(
-        "| store | steps | side | µs/step, whole run | first 10 % (µs/step, in the node) | last 10 % | last / first | checkpoints | storage | peak RSS (MiB) |"
+        "| store | steps | side | µs/step, whole run | first 10 % (µs/step, in the node) | last 10 % | last / first | range over runs | checkpoints | storage | peak RSS (MiB) |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for store in ["mem", "sqlite"] {
         let scenario = format!("curve_steps_{store}");
         let mut sizes: Vec<u64> = sg
@@ -298,8 +330,17 @@ fn steps_table(sg: &Points, lg: &Points) {
                     format!("{} B/step", fmt(num(v, "db_bytes_per_step"), 0))
                 };
                 if ok(v) {
+                    let range = match (num(v, "flatness_min"), num(v, "flatness_max")) {
+                        (Some(lo), Some(hi)) if v["runs"].as_u64().unwrap_or(1) > 1 => format!(
+                            "{}–{} ({} runs)",
+                            fmt(Some(lo), 2),
+                            fmt(Some(hi), 2),
+                            v["runs"]
+                        ),
+                        _ => "1 run".into(),
+                    };
                     println!(
-                        "| {store} | {} | {side} | {} | {} | {} | **{}** | {} | {storage} | {} |",
+                        "| {store} | {} | {side} | {} | {} | {} | **{}** | {range} | {} | {storage} | {} |",
                         group(&n.to_string()),
                         fmt(num(v, "us_per_superstep"), 1),
                         fmt(num(v, "first_10pct_us_per_step"), 1),
@@ -310,7 +351,7 @@ fn steps_table(sg: &Points, lg: &Points) {
                     );
                 } else {
                     println!(
-                        "| {store} | {} | {side} | {} | | | | | | |",
+                        "| {store} | {} | {side} | {} | | | | | | | |",
                         group(&n.to_string()),
                         unfinished(v)
                     );
