@@ -13,6 +13,8 @@
 //! run cannot look fast. Run one scenario per process: `peak_rss_mib` is the process's
 //! peak resident set (`VmHWM`).
 
+mod curves;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -456,6 +458,9 @@ async fn run(name: &str) -> Result<Fields, Error> {
 
 fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).is_some_and(|a| a.starts_with("curve_")) {
+        return curves::main(&args); // the scale curves: `SCENARIO SIZE` (curves.rs)
+    }
     let valid = args.len() == 2
         && (args[1] == "all"
             || [SCENARIOS, pg::SCENARIOS]

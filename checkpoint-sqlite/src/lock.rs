@@ -69,13 +69,21 @@ fn still_at(_file: &File, _path: &Path) -> std::io::Result<bool> {
     Ok(true)
 }
 
-/// Opens (creating) the lock file at `path`, and its directory if another process
+/// Opens (creating) the lock file at `path`, and its directory if another holder
 /// just removed it.
 fn open_lock_file(path: &Path) -> std::io::Result<File> {
     let mut tries = 0;
     loop {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+            match std::fs::create_dir_all(dir) {
+                // The directory existed when `create_dir_all` tried to create it and
+                // was gone when it checked: the last holder removed it in between.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 100 => {
+                    tries += 1;
+                    continue;
+                }
+                done => done?,
+            }
         }
         match OpenOptions::new()
             .create(true)

@@ -140,11 +140,12 @@ impl<'g, S: GraphState> Loop<'g, S> {
             },
         );
         if p.durability == config::Durability::Async {
-            p.enqueue(SaveOp::Checkpoint {
+            p.enqueue_bounded(SaveOp::Checkpoint {
                 config: parent,
                 checkpoint,
                 metadata,
-            });
+            })
+            .await?;
         } else if let Some(writes) = p.take_held(&parent) {
             // The step's last task's writes and its checkpoint: one transaction.
             let save = SaveOp::Checkpoint {

@@ -62,6 +62,12 @@ pub(super) struct Persist {
     pub(super) lock: Option<Arc<crate::checkpoint::ThreadLock>>,
 }
 
+/// The most saves an `Async` run keeps queued for the background saver: at this
+/// many the run waits until they are stored. Without a bound, a saver slower than
+/// the graph (SQLite, PostgreSQL) left the whole thread queued in memory: a long
+/// thread's memory grew with its length.
+pub(super) const MAX_ASYNC_BACKLOG: usize = 1024;
+
 /// Saves handed to the background saver, in order.
 #[derive(Default)]
 pub(super) struct SaveQueue {
@@ -133,6 +139,16 @@ impl Persist {
         }));
     }
 
+    /// [`enqueue`](Self::enqueue), then, once [`MAX_ASYNC_BACKLOG`] saves are
+    /// queued, waits until the background saver has stored them (backpressure).
+    pub(super) async fn enqueue_bounded(&mut self, op: SaveOp) -> Result<(), CheckpointError> {
+        self.enqueue(op);
+        if lock_queue(&self.queue).ops.len() >= MAX_ASYNC_BACKLOG {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
     /// Refuses, before anything is saved, a resume value that does not decode as
     /// the type its interrupt expects — where this process knows how to check that
     /// type (see [`crate::answer`]).
@@ -178,7 +194,8 @@ impl Persist {
         }
         let at = self.at(self.parent.clone());
         if self.durability == config::Durability::Async {
-            self.enqueue(SaveOp::Writes { config: at, writes });
+            self.enqueue_bounded(SaveOp::Writes { config: at, writes })
+                .await?;
         } else {
             if !self.held.is_empty() {
                 let mut all = std::mem::take(&mut self.held);
