@@ -7,6 +7,7 @@ pub mod conformance;
 pub mod crash;
 pub mod crash_nested;
 pub mod golden;
+pub mod intercept;
 pub mod nested;
 pub mod rows;
 pub mod servers;

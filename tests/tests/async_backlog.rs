@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use stategraph::checkpoint::InMemorySaver;
+use stategraph::BoxFuture;
 use stategraph::prelude::*;
+use stategraph_tests::intercept::{Intercepted, OnWrite, Write};
 
 #[derive(GraphState, Clone, Debug, Default)]
 struct Count {
@@ -20,19 +21,32 @@ const STEPS: u64 = 3000;
 /// Batches wait until the graph has run its last step (or half a second has passed), and
 /// the largest batch is recorded.
 struct GatedBatches {
-    inner: InMemorySaver,
     open: Arc<AtomicBool>,
     largest: AtomicUsize,
+}
+
+impl OnWrite for GatedBatches {
+    fn before<'a>(&'a self, write: Write<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let Write::Batch(ops) = write else {
+                return;
+            };
+            self.largest.fetch_max(ops.len(), Ordering::SeqCst);
+            let t0 = Instant::now();
+            while !self.open.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_millis(500) {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    }
 }
 
 #[tokio::test]
 async fn a_slow_saver_holds_back_an_async_run_instead_of_queueing_the_thread() {
     let open = Arc::new(AtomicBool::new(false));
-    let saver = Arc::new(GatedBatches {
-        inner: InMemorySaver::new(),
+    let saver = Arc::new(Intercepted::new(GatedBatches {
         open: open.clone(),
         largest: AtomicUsize::new(0),
-    });
+    }));
     let mut g = StateGraph::<Count>::new();
     let step = g.add_node_fn("step", move |s: &Count| {
         if s.counter + 1 >= STEPS {
@@ -70,94 +84,10 @@ async fn a_slow_saver_holds_back_an_async_run_instead_of_queueing_the_thread() {
     assert_eq!(saved.values.counter, STEPS);
     // Unbounded, the first gated batch let the graph queue all 6,000 saves; bounded,
     // the run stops at 1,024 queued saves (plus the one that reached the bound).
-    let largest = saver.largest.load(Ordering::SeqCst);
+    let largest = saver.hook.largest.load(Ordering::SeqCst);
     assert!(
         largest <= 1025,
         "the largest background batch held {largest} saves of {}",
         2 * STEPS
     );
-}
-
-mod delegate {
-    use std::sync::atomic::Ordering;
-    use std::time::Duration;
-
-    use stategraph::BoxFuture;
-    use stategraph::checkpoint::*;
-
-    impl CheckpointSaver for super::GatedBatches {
-        fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
-            Box::pin(async move {
-                self.largest.fetch_max(ops.len(), Ordering::SeqCst);
-                let t0 = super::Instant::now();
-                while !self.open.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_millis(500)
-                {
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-                self.inner.put_batch(ops).await
-            })
-        }
-        fn put<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-            checkpoint: Checkpoint,
-            metadata: CheckpointMetadata,
-        ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
-            self.inner.put(config, checkpoint, metadata)
-        }
-        fn get_tuple<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-        ) -> BoxFuture<'a, SaverResult<Option<CheckpointTuple>>> {
-            self.inner.get_tuple(config)
-        }
-        fn list<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-            options: &'a ListOptions,
-        ) -> BoxFuture<'a, SaverResult<Vec<CheckpointTuple>>> {
-            self.inner.list(config, options)
-        }
-        fn put_writes<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-            writes: Vec<PendingWrite>,
-        ) -> BoxFuture<'a, SaverResult<()>> {
-            self.inner.put_writes(config, writes)
-        }
-        fn channel_history<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-            channel: &'a str,
-            from: u64,
-            to: u64,
-        ) -> BoxFuture<'a, SaverResult<Vec<(u64, StoredValue)>>> {
-            self.inner.channel_history(config, channel, from, to)
-        }
-        fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
-            self.inner.list_threads()
-        }
-        fn list_namespaces<'a>(
-            &'a self,
-            thread_id: &'a str,
-        ) -> BoxFuture<'a, SaverResult<Vec<String>>> {
-            self.inner.list_namespaces(thread_id)
-        }
-        fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
-            self.inner.delete_thread(thread_id)
-        }
-        fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
-            self.inner.copy_thread(from, to)
-        }
-        fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
-            self.inner.prune(thread_id, keep)
-        }
-        fn lock_thread<'a>(
-            &'a self,
-            thread_id: &'a str,
-            wait: Duration,
-        ) -> BoxFuture<'a, SaverResult<ThreadLock>> {
-            self.inner.lock_thread(thread_id, wait)
-        }
-    }
 }

@@ -7,8 +7,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, InMemorySaver, ListOptions};
+use stategraph::BoxFuture;
+use stategraph::checkpoint::{CheckpointConfig, CheckpointSaver, ListOptions, SaveOp};
 use stategraph::prelude::*;
+use stategraph_tests::intercept::{Intercepted, OnWrite, Write};
 
 /// One saver call, as the runtime made it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,123 +22,55 @@ enum Call {
     Batch(Vec<&'static str>),
 }
 
-/// An in-memory saver that records the calls the runtime makes.
-struct Recording {
-    inner: InMemorySaver,
+/// Records the calls the runtime makes.
+#[derive(Default)]
+struct Recorder {
     calls: Mutex<Vec<Call>>,
 }
 
-impl Recording {
-    fn new() -> Arc<Self> {
-        Arc::new(Self {
-            inner: InMemorySaver::new(),
-            calls: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn calls(&self) -> Vec<Call> {
-        self.calls.lock().unwrap().clone()
-    }
-
-    fn record(&self, call: Call) {
-        self.calls.lock().unwrap().push(call);
-    }
-
-    /// Whether writes of a task whose id ends with `suffix` were stored.
-    fn stored_writes_of(&self, suffix: &str) -> bool {
-        self.calls().iter().any(|c| match c {
-            Call::PutWrites(tasks) => tasks.iter().any(|t| t.ends_with(suffix)),
-            _ => false,
-        })
-    }
-}
-
-mod delegate {
-    use std::time::Duration;
-
-    use stategraph::BoxFuture;
-    use stategraph::checkpoint::*;
-
-    use super::Call;
-
-    impl CheckpointSaver for super::Recording {
-        fn put<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-            checkpoint: Checkpoint,
-            metadata: CheckpointMetadata,
-        ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
-            self.record(Call::Put);
-            self.inner.put(config, checkpoint, metadata)
-        }
-        fn put_writes<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-            writes: Vec<PendingWrite>,
-        ) -> BoxFuture<'a, SaverResult<()>> {
-            self.record(Call::PutWrites(
-                writes.iter().map(|w| w.task_id.clone()).collect(),
-            ));
-            self.inner.put_writes(config, writes)
-        }
-        fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
-            self.record(Call::Batch(
+impl OnWrite for Recorder {
+    fn before<'a>(&'a self, write: Write<'a>) -> BoxFuture<'a, ()> {
+        let call = match write {
+            Write::Put(_) => Call::Put,
+            Write::PutWrites(writes) => {
+                Call::PutWrites(writes.iter().map(|w| w.task_id.clone()).collect())
+            }
+            Write::Batch(ops) => Call::Batch(
                 ops.iter()
                     .map(|op| match op {
                         SaveOp::Writes { .. } => "writes",
                         SaveOp::Checkpoint { .. } => "checkpoint",
                     })
                     .collect(),
-            ));
-            self.inner.put_batch(ops)
-        }
-        fn get_tuple<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-        ) -> BoxFuture<'a, SaverResult<Option<CheckpointTuple>>> {
-            self.inner.get_tuple(config)
-        }
-        fn list<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-            options: &'a ListOptions,
-        ) -> BoxFuture<'a, SaverResult<Vec<CheckpointTuple>>> {
-            self.inner.list(config, options)
-        }
-        fn channel_history<'a>(
-            &'a self,
-            config: &'a CheckpointConfig,
-            channel: &'a str,
-            from: u64,
-            to: u64,
-        ) -> BoxFuture<'a, SaverResult<Vec<(u64, StoredValue)>>> {
-            self.inner.channel_history(config, channel, from, to)
-        }
-        fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
-            self.inner.list_threads()
-        }
-        fn list_namespaces<'a>(
-            &'a self,
-            thread_id: &'a str,
-        ) -> BoxFuture<'a, SaverResult<Vec<String>>> {
-            self.inner.list_namespaces(thread_id)
-        }
-        fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
-            self.inner.delete_thread(thread_id)
-        }
-        fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
-            self.inner.copy_thread(from, to)
-        }
-        fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
-            self.inner.prune(thread_id, keep)
-        }
-        fn lock_thread<'a>(
-            &'a self,
-            thread_id: &'a str,
-            wait: Duration,
-        ) -> BoxFuture<'a, SaverResult<ThreadLock>> {
-            self.inner.lock_thread(thread_id, wait)
-        }
+            ),
+        };
+        self.calls.lock().unwrap().push(call);
+        Box::pin(async {})
+    }
+}
+
+type Recording = Intercepted<Recorder>;
+
+fn recording() -> Arc<Recording> {
+    Arc::new(Intercepted::new(Recorder::default()))
+}
+
+trait Calls {
+    fn calls(&self) -> Vec<Call>;
+    /// Whether writes of a task whose id ends with `suffix` were stored.
+    fn stored_writes_of(&self, suffix: &str) -> bool;
+}
+
+impl Calls for Recording {
+    fn calls(&self) -> Vec<Call> {
+        self.hook.calls.lock().unwrap().clone()
+    }
+
+    fn stored_writes_of(&self, suffix: &str) -> bool {
+        self.calls().iter().any(|c| match c {
+            Call::PutWrites(tasks) => tasks.iter().any(|t| t.ends_with(suffix)),
+            _ => false,
+        })
     }
 }
 
@@ -163,7 +97,7 @@ fn chain(saver: Arc<Recording>) -> CompiledGraph<Log> {
 
 #[tokio::test]
 async fn each_step_of_a_chain_is_one_batch_of_its_writes_and_checkpoint() {
-    let saver = Recording::new();
+    let saver = recording();
     let graph = chain(saver.clone());
     let config = RunConfig::new().thread("t");
     let out = graph.invoke(Log::update(), &config).await.unwrap();
@@ -207,7 +141,7 @@ async fn each_step_of_a_chain_is_one_batch_of_its_writes_and_checkpoint() {
 
 #[tokio::test]
 async fn async_durability_is_unchanged_by_it() {
-    let saver = Recording::new();
+    let saver = recording();
     let graph = chain(saver.clone());
     let config = RunConfig::new().thread("t").durability(Durability::Async);
     graph.invoke(Log::update(), &config).await.unwrap();
@@ -224,7 +158,7 @@ async fn async_durability_is_unchanged_by_it() {
 /// time out and fail the run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_task_is_stored_before_its_sibling_is_awaited() {
-    let saver = Recording::new();
+    let saver = recording();
     let mut g = StateGraph::<Log>::new();
     let fast = g.add_node_async("fast", |_: Log, _ctx: NodeContext| async {
         Ok::<_, NodeError>(Log::update().seen(["fast".to_string()]))
@@ -270,7 +204,7 @@ async fn a_finished_task_is_stored_before_its_sibling_is_awaited() {
 /// task's writes are stored with the error, and a resumed run does not run it again.
 #[tokio::test]
 async fn a_failing_step_keeps_the_finished_task() {
-    let saver = Recording::new();
+    let saver = recording();
     let ran = Arc::new(Mutex::new(Vec::<&'static str>::new()));
     let mut g = StateGraph::<Log>::new();
     let log = ran.clone();
