@@ -452,6 +452,17 @@ fn threads_table(sg: &Points, lg: &Points) {
     println!();
 }
 
+/// Both sides on two scenarios (`(scenario, label)`, the second drawn in the
+/// second colours): four lines of `key`.
+fn four(sg: &Points, lg: &Points, a: (&str, &str), b: (&str, &str), key: &str) -> Vec<Line> {
+    vec![
+        line(&format!("stategraph, {}", a.1), SG, series(sg, a.0, key)),
+        line(&format!("stategraph, {}", b.1), SG2, series(sg, b.0, key)),
+        line(&format!("LangGraph, {}", a.1), LG, series(lg, a.0, key)),
+        line(&format!("LangGraph, {}", b.1), LG2, series(lg, b.0, key)),
+    ]
+}
+
 fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 3 {
@@ -467,28 +478,13 @@ fn main() -> Result<(), Error> {
         "Long thread: µs per superstep (whole run, Durability::Async)",
         "supersteps in the thread",
         "µs per superstep",
-        &[
-            line(
-                "stategraph, InMemorySaver",
-                SG,
-                series(&sg, "curve_steps_mem", "us_per_superstep"),
-            ),
-            line(
-                "stategraph, SqliteSaver",
-                SG2,
-                series(&sg, "curve_steps_sqlite", "us_per_superstep"),
-            ),
-            line(
-                "LangGraph, InMemorySaver",
-                LG,
-                series(&lg, "curve_steps_mem", "us_per_superstep"),
-            ),
-            line(
-                "LangGraph, SqliteSaver",
-                LG2,
-                series(&lg, "curve_steps_sqlite", "us_per_superstep"),
-            ),
-        ],
+        &four(
+            &sg,
+            &lg,
+            ("curve_steps_mem", "InMemorySaver"),
+            ("curve_steps_sqlite", "SqliteSaver"),
+            "us_per_superstep",
+        ),
         true,
     )?;
     flatness_chart(&charts.join("steps_flatness.svg"), &sg, &lg)?;
@@ -516,28 +512,13 @@ fn main() -> Result<(), Error> {
         "Long thread: peak RSS of the process",
         "supersteps in the thread",
         "peak RSS (MiB)",
-        &[
-            line(
-                "stategraph, InMemorySaver",
-                SG,
-                series(&sg, "curve_steps_mem", "peak_rss_mib"),
-            ),
-            line(
-                "stategraph, SqliteSaver",
-                SG2,
-                series(&sg, "curve_steps_sqlite", "peak_rss_mib"),
-            ),
-            line(
-                "LangGraph, InMemorySaver",
-                LG,
-                series(&lg, "curve_steps_mem", "peak_rss_mib"),
-            ),
-            line(
-                "LangGraph, SqliteSaver",
-                LG2,
-                series(&lg, "curve_steps_sqlite", "peak_rss_mib"),
-            ),
-        ],
+        &four(
+            &sg,
+            &lg,
+            ("curve_steps_mem", "InMemorySaver"),
+            ("curve_steps_sqlite", "SqliteSaver"),
+            "peak_rss_mib",
+        ),
         true,
     )?;
     chart(
@@ -571,28 +552,13 @@ fn main() -> Result<(), Error> {
         "Many threads: supersteps per second (Durability::Async)",
         "concurrent runners",
         "supersteps per second",
-        &[
-            line(
-                "stategraph, SQLite",
-                SG2,
-                series(&sg, "curve_threads_sqlite", "supersteps_per_s"),
-            ),
-            line(
-                "stategraph, PostgreSQL",
-                SG,
-                series(&sg, "curve_threads_postgres", "supersteps_per_s"),
-            ),
-            line(
-                "LangGraph, SQLite",
-                LG2,
-                series(&lg, "curve_threads_sqlite", "supersteps_per_s"),
-            ),
-            line(
-                "LangGraph, PostgreSQL",
-                LG,
-                series(&lg, "curve_threads_postgres", "supersteps_per_s"),
-            ),
-        ],
+        &four(
+            &sg,
+            &lg,
+            ("curve_threads_postgres", "PostgreSQL"),
+            ("curve_threads_sqlite", "SQLite"),
+            "supersteps_per_s",
+        ),
         true,
     )?;
 
