@@ -21,7 +21,9 @@ use std::time::Instant;
 use serde_json::json;
 use stategraph::checkpoint::{CheckpointSaver, InMemorySaver};
 use stategraph::prelude::*;
-use stategraph_bench::{CounterState, CounterStateUpdate, FanState, chain, fanout};
+use stategraph_bench::{
+    CounterState, CounterStateUpdate, FanState, chain, fanout, router_loop_with,
+};
 use stategraph_postgres::{PostgresOptions, PostgresSaver};
 use stategraph_sqlite::SqliteSaver;
 
@@ -124,29 +126,6 @@ fn stamped_inc(state: &CounterState) -> CounterStateUpdate {
     CounterState::update().counter(state.counter + 1)
 }
 
-/// `loop10k`'s graph with a timestamp per node call: one node and a router looping
-/// back to it until the counter reaches `until`.
-fn stamped_loop(
-    until: u64,
-    options: CompileOptions,
-) -> Result<CompiledGraph<CounterState>, stategraph::BuildError> {
-    let mut g = StateGraph::<CounterState>::new();
-    let step = g.add_node_fn("step", stamped_inc);
-    let target = step.clone();
-    g.add_edge(START, &step).add_conditional_edges(
-        &step,
-        move |s: &CounterState| {
-            if s.counter >= until {
-                Route::end()
-            } else {
-                Route::to(&target)
-            }
-        },
-        (&step, END),
-    );
-    g.compile_with(options)
-}
-
 /// One thread of `steps` supersteps with `Durability::Async`; the per-step time of the
 /// first and last tenth of the run (from one node call to the next), the storage.
 async fn long_thread(steps: u64, store: Store) -> Result<Fields, Error> {
@@ -161,8 +140,9 @@ async fn long_thread(steps: u64, store: Store) -> Result<Fields, Error> {
         }
     };
     let result = async {
-        let graph = stamped_loop(
+        let graph = router_loop_with(
             steps,
+            stamped_inc,
             CompileOptions::new().shared_checkpointer(saver.clone()),
         )?;
         let config = RunConfig::new()

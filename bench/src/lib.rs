@@ -43,8 +43,21 @@ pub fn chain(
 /// # Errors
 /// None in practice (the graph is well formed).
 pub fn router_loop(until: u64) -> Result<CompiledGraph<CounterState>, stategraph::BuildError> {
+    router_loop_with(until, inc, CompileOptions::new())
+}
+
+/// [`router_loop`] with `step` as the node (it must increment the counter) and
+/// compiled with `options`.
+///
+/// # Errors
+/// None in practice (the graph is well formed).
+pub fn router_loop_with(
+    until: u64,
+    step: fn(&CounterState) -> CounterStateUpdate,
+    options: CompileOptions,
+) -> Result<CompiledGraph<CounterState>, stategraph::BuildError> {
     let mut g = StateGraph::<CounterState>::new();
-    let step = g.add_node_fn("step", inc);
+    let step = g.add_node_fn("step", step);
     let target = step.clone();
     g.add_edge(START, &step).add_conditional_edges(
         &step,
@@ -57,7 +70,7 @@ pub fn router_loop(until: u64) -> Result<CompiledGraph<CounterState>, stategraph
         },
         (&step, END),
     );
-    g.compile()
+    g.compile_with(options)
 }
 
 /// The fan-out state: `n` Sends, each appending `2 * i` to `results`; `total` their sum.
