@@ -17,10 +17,13 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
     let name = super::name::runtime_name(ident, options);
     let input = node.input;
     let output = node.output;
-    let state = quote_spanned!(output.span()=> <#output as #p::NodeReturn>::State);
-    // Every mention of the output type is spanned at it, so a non-output type gets one
-    // error, on the user's return type.
-    let into_output = quote_spanned!(output.span()=> <#output as #p::NodeReturn>::into_output);
+    // Every mention of the output type is spanned at it, paths included, so a
+    // non-output type gets one error, on the user's return type.
+    let at_output = quote_spanned!(output.span()=> ::stategraph::__private);
+    let state = quote_spanned!(output.span()=> <#output as #at_output::NodeReturn>::State);
+    let result = quote_spanned!(output.span()=> #at_output::NodeResult<#state>);
+    let into_output =
+        quote_spanned!(output.span()=> <#output as #at_output::NodeReturn>::into_output);
     let mut sig = func.sig.clone();
     sig.ident = syn::Ident::new("call", ident.span());
     let block = &func.block;
@@ -33,14 +36,18 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
         }
         None => quote!(__sg_input),
     };
+    // `__sg_run` is spanned at the output as a whole: rustc reports the ill-formed
+    // signature of a non-output at the function, and that is then the return type.
     let (runner, kind) = if node.is_async {
         (
-            quote! {
+            quote_spanned! {output.span()=>
                 #[doc(hidden)]
+                // Spanned at the user's return type, so lints would see it as theirs.
+                #[allow(clippy::all, clippy::pedantic)]
                 pub fn __sg_run<'a>(
                     __sg_input: &'a #input,
                     __sg_ctx: &'a #p::NodeContext,
-                ) -> #p::BoxFuture<'a, #p::NodeResult<#state>> {
+                ) -> #at_output::BoxFuture<'a, #result> {
                     let _ = &__sg_ctx;
                     ::std::boxed::Box::pin(async move {
                         #into_output(Self::call(#args).await)
@@ -51,9 +58,11 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
         )
     } else {
         (
-            quote! {
+            quote_spanned! {output.span()=>
                 #[doc(hidden)]
-                pub fn __sg_run(__sg_input: &#input, __sg_ctx: &#p::NodeContext) -> #p::NodeResult<#state> {
+                // Spanned at the user's return type, so lints would see it as theirs.
+                #[allow(clippy::all, clippy::pedantic)]
+                pub fn __sg_run(__sg_input: &#input, __sg_ctx: &#p::NodeContext) -> #result {
                     let _ = &__sg_ctx;
                     #into_output(Self::call(#args))
                 }
@@ -61,11 +70,15 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
             quote!(Sync),
         )
     };
-    let def = quote! {
-        #p::NodeDef::__new(
+    // The node's value mentions the output through `__sg_run`'s type: spanned at the
+    // output too, so the same error is not reported again at `#[node]`.
+    let mut node_type = ident.clone();
+    node_type.set_span(output.span());
+    let def = quote_spanned! {output.span()=>
+        #at_output::NodeDef::__new(
             #name,
-            #p::NodeFn::#kind(#ident::__sg_run),
-            #ident::__sg_payload_codec,
+            #at_output::NodeFn::#kind(#node_type::__sg_run),
+            #node_type::__sg_payload_codec,
         )
     };
     // Each read field names the state's typed key, spanned at the field as written,
@@ -85,10 +98,11 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
         }
         None => def,
     };
+    let def_ty = quote_spanned!(output.span()=> #at_output::NodeDef<#state, #input>);
     let constant = quote! {
         #(#docs)*
-        #[allow(non_upper_case_globals)]
-        #vis const #ident: #p::NodeDef<#state, #input> = #def;
+        #[allow(non_upper_case_globals, clippy::all, clippy::pedantic)]
+        #vis const #ident: #def_ty = #def;
     };
     let struct_doc = format!("The `{name}` node; `{ident}::call(..)` runs its body directly.");
     quote! {
