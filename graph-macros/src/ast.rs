@@ -15,6 +15,9 @@ pub struct State<'a> {
     pub vis: &'a syn::Visibility,
     pub generics: &'a syn::Generics,
     pub fields: Vec<Field<'a>>,
+    /// The generated partial-update type's name: `<State>Update`, unless the user's
+    /// module already has an item of that name (see `expand::update_name`).
+    pub update: Ident,
 }
 
 pub struct Field<'a> {
@@ -129,6 +132,7 @@ impl<'a> State<'a> {
             vis: &input.vis,
             generics: &input.generics,
             fields,
+            update: quote::format_ident!("{}Update", input.ident),
         })
     }
 }

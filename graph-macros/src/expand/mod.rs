@@ -6,6 +6,8 @@ pub mod schema;
 mod state_impl;
 mod update;
 
+use std::path::Path;
+
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::DeriveInput;
@@ -15,11 +17,12 @@ use crate::ast::{Field, Reducer, State};
 use crate::ctxt::Ctxt;
 use crate::valid;
 
-pub fn derive_graph_state(input: &DeriveInput) -> TokenStream {
+pub fn derive_graph_state(input: &DeriveInput, file: Option<&Path>) -> TokenStream {
     let mut cx = Ctxt::default();
     let Some(mut state) = State::from_input(&mut cx, input) else {
         return cx.into_compile_errors();
     };
+    rename_taken_update(&mut cx, &mut state, file);
     valid::check(&mut cx, &mut state);
     if !state.generics.params.is_empty() {
         return cx.into_compile_errors();
@@ -137,7 +140,28 @@ fn update_ty(f: &Field<'_>) -> TokenStream {
 
 /// The generated partial-update type's name.
 fn update_ident(state: &State<'_>) -> syn::Ident {
-    format_ident!("{}Update", state.ident)
+    state.update.clone()
+}
+
+/// When the state's module already has an item named `<State>Update` (rustc would
+/// report the duplicate on it, then every generated impl against the user's item), the
+/// update type is generated under a name the user's code does not use, and the clash
+/// is reported once, on the state's name.
+fn rename_taken_update(cx: &mut Ctxt, state: &mut State<'_>, file: Option<&Path>) {
+    let name = state.update.to_string();
+    let ident = state.ident;
+    if !file.is_some_and(|file| {
+        crate::source::state_sibling_named(file, &crate::source::unraw(ident), &name)
+    }) {
+        return;
+    }
+    cx.error_spanned_by(
+        ident,
+        format!(
+            "`#[derive(GraphState)]` generates `{name}`, the update type of `{ident}`, but this scope already has an item named `{name}`: rename that item"
+        ),
+    );
+    state.update = format_ident!("__{}GeneratedUpdate", ident, span = ident.span());
 }
 
 /// Name of the per-field local or constant with `prefix`.

@@ -12,11 +12,13 @@ mod attr;
 mod expand;
 mod name;
 
+use std::path::Path;
+
 use proc_macro2::TokenStream;
 
 use crate::ctxt::Ctxt;
 
-pub fn node(args: TokenStream, item: TokenStream) -> TokenStream {
+pub fn node(args: TokenStream, item: TokenStream, file: Option<&Path>) -> TokenStream {
     let mut cx = Ctxt::default();
     let options = attr::parse_args(&mut cx, args);
     let Ok(func) = syn::parse2::<syn::ItemFn>(item.clone()) else {
@@ -27,6 +29,23 @@ pub fn node(args: TokenStream, item: TokenStream) -> TokenStream {
         let errors = cx.into_compile_errors();
         return quote::quote!(#item #errors);
     };
+    // In an `impl` the expansion cannot compile: say so on the name, and leave the
+    // function as it is so nothing else fails.
+    let ident = &func.sig.ident;
+    if func.sig.receiver().is_none()
+        && file.is_some_and(|file| {
+            crate::source::node_is_associated(file, &crate::source::unraw(ident))
+        })
+    {
+        cx.error_spanned_by(
+            ident,
+            format!(
+                "`#[node]` goes on a free function: move `{ident}` out of the `impl` or `trait` block (the node is then a value named `{ident}`)"
+            ),
+        );
+        let errors = cx.into_compile_errors();
+        return quote::quote!(#func #errors);
+    }
     match ast::NodeFn::from_fn(&mut cx, &func) {
         // Name and option mistakes do not change the node's types: it is still
         // generated, so the graph that uses it reports nothing more.
