@@ -23,6 +23,8 @@ struct Summary {
     nodes: Vec<(String, bool)>,
     /// Every scope: the states it declares and the names in its type namespace.
     scopes: Vec<(Vec<String>, Vec<String>)>,
+    /// Every struct, enum and union the file declares that is not a state.
+    others: Vec<String>,
 }
 
 thread_local! {
@@ -58,6 +60,9 @@ fn summarize(file: &syn::File) -> Summary {
                     summary.nodes.push((unraw(&f.sig.ident), false))
                 }
                 Item::Struct(s) if derives_state(&s.attrs) => states.push(unraw(&s.ident)),
+                Item::Struct(s) => summary.others.push(unraw(&s.ident)),
+                Item::Enum(e) => summary.others.push(unraw(&e.ident)),
+                Item::Union(u) => summary.others.push(unraw(&u.ident)),
                 Item::Impl(block) => {
                     for item in &block.items {
                         if let ImplItem::Fn(f) = item
@@ -169,6 +174,22 @@ fn state_siblings(summary: &Summary, state: &str, name: &str) -> (usize, usize) 
     (declaring.count(), taken)
 }
 
+/// `true` when `path` declares a struct, enum or union `name` and no
+/// `#[derive(GraphState)]` struct of that name: a node's input of that type is a `Send`
+/// payload, not the state. An imported or aliased name is not known to be either.
+pub fn declared_non_state(path: &Path, name: &str) -> bool {
+    summary(path).is_some_and(|s| non_state(&s, name))
+}
+
+fn non_state(summary: &Summary, name: &str) -> bool {
+    let declared = summary.others.iter().any(|n| n == name);
+    let state = summary
+        .scopes
+        .iter()
+        .any(|(states, _)| states.iter().any(|s| s == name));
+    declared && !state
+}
+
 /// The names an item puts in its scope's type namespace. An item under `#[cfg(..)]`
 /// puts none: whether it is compiled is not known here, and a wrong guess would refuse
 /// a program that builds.
@@ -272,13 +293,17 @@ mod tests {
 
     #[test]
     fn a_generated_name_is_taken_only_where_every_declaration_of_the_state_sees_it() {
-        let text = "mod a { #[derive(GraphState)] struct S { x: u8 } struct SUpdate; } \
+        let text = "use state::Imported; \
+                    mod a { #[derive(GraphState)] struct S { x: u8 } struct SUpdate; } \
                     mod b { #[derive(GraphState)] struct S { x: u8 } } \
                     fn f() { #[derive(Clone, GraphState)] struct T { x: u8 } type TUpdate = u8; }";
         let summary = summarize(&parse(text));
         assert_eq!(state_siblings(&summary, "S", "SUpdate"), (2, 1));
         assert_eq!(state_siblings(&summary, "T", "TUpdate"), (1, 1));
         assert_eq!(state_siblings(&summary, "U", "UUpdate"), (0, 0));
+        assert!(non_state(&summary, "SUpdate"));
+        assert!(!non_state(&summary, "S"));
+        assert!(!non_state(&summary, "Imported"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
+use syn::{ItemFn, Type};
 
 use super::ast::NodeFn;
 use super::attr::NodeOptions;
@@ -24,9 +25,6 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
     let result = quote_spanned!(output.span()=> #at_output::NodeResult<#state>);
     let into_output =
         quote_spanned!(output.span()=> <#output as #at_output::NodeReturn>::into_output);
-    let mut sig = func.sig.clone();
-    sig.ident = syn::Ident::new("call", ident.span());
-    let block = &func.block;
     // The context argument goes through `ContextArg`, so a second parameter of another
     // type is one error on that type rather than a mismatch at the macro.
     let args = match node.context {
@@ -104,6 +102,46 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
         #[allow(non_upper_case_globals, clippy::all, clippy::pedantic)]
         #vis const #ident: #def_ty = #def;
     };
+    let codec = quote! {
+        #runner
+
+        #[doc(hidden)]
+        pub fn __sg_payload_codec() -> ::core::option::Option<#p::PayloadCodec> {
+            #[allow(unused_imports)]
+            use #p::{OpaquePayload as _, SerdePayload as _};
+            (&&#p::PayloadProbe::<#input>::new()).payload_codec()
+        }
+    };
+    items(func, &name, &codec, &constant)
+}
+
+/// The stand-in for a function whose signature `#[node]` rejected (the error is
+/// reported apart): the function as `name::call`, and a node value over `state`, the
+/// type its reference parameter names, so the graph that uses it type-checks and the
+/// signature is the only error.
+pub fn rejected(func: &ItemFn, options: &NodeOptions, state: &Type) -> TokenStream {
+    let p = quote!(::stategraph::__private);
+    let ident = &func.sig.ident;
+    let vis = &func.vis;
+    let docs = func.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    let name = super::name::runtime_name(ident, options);
+    let constant = quote! {
+        #(#docs)*
+        #[allow(non_upper_case_globals)]
+        #vis const #ident: #p::NodeDef<#state, #state> = #p::NodeDef::__rejected(#name);
+    };
+    items(func, &name, &TokenStream::new(), &constant)
+}
+
+/// The node's braced unit struct, whose `call` is the original function, with `extra`
+/// associated items; then `constant`, the node's value.
+fn items(func: &ItemFn, name: &str, extra: &TokenStream, constant: &TokenStream) -> TokenStream {
+    let ident = &func.sig.ident;
+    let vis = &func.vis;
+    let attrs = &func.attrs;
+    let mut sig = func.sig.clone();
+    sig.ident = syn::Ident::new("call", ident.span());
+    let block = &func.block;
     let struct_doc = format!("The `{name}` node; `{ident}::call(..)` runs its body directly.");
     quote! {
         #[doc = #struct_doc]
@@ -116,14 +154,7 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
             #[allow(clippy::ptr_arg)]
             #vis #sig #block
 
-            #runner
-
-            #[doc(hidden)]
-            pub fn __sg_payload_codec() -> ::core::option::Option<#p::PayloadCodec> {
-                #[allow(unused_imports)]
-                use #p::{OpaquePayload as _, SerdePayload as _};
-                (&&#p::PayloadProbe::<#input>::new()).payload_codec()
-            }
+            #extra
         }
 
         #constant

@@ -55,9 +55,50 @@ pub fn node(args: TokenStream, item: TokenStream, file: Option<&Path>) -> TokenS
             let errors = cx.into_compile_errors();
             quote::quote!(#node #errors)
         }
+        // A rejected signature still gives the node a value when the state it works on
+        // can be told, so using the node in a graph adds no errors to the one reported.
         None => {
             let errors = cx.into_compile_errors();
-            quote::quote!(#func #errors)
+            match state_guess(&func, file) {
+                Some(state) => {
+                    let node = expand::rejected(&func, &options, state);
+                    quote::quote!(#node #errors)
+                }
+                None => quote::quote!(#func #errors),
+            }
         }
     }
+}
+
+/// The state a rejected node function works on: the type behind its first `&T` (or
+/// `&mut T`) parameter that is not `NodeContext`, unless that is a borrowed-only type or a type
+/// the file declares without `#[derive(GraphState)]` (a `Send` payload). `None` for a
+/// method, whose receiver already says where the function went wrong.
+fn state_guess<'a>(func: &'a syn::ItemFn, file: Option<&Path>) -> Option<&'a syn::Type> {
+    if func.sig.receiver().is_some() {
+        return None;
+    }
+    let state = func.sig.inputs.iter().find_map(|arg| match arg {
+        syn::FnArg::Typed(pat) => match &*pat.ty {
+            syn::Type::Reference(r)
+                if !matches!(&*r.elem, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "NodeContext")) =>
+            {
+                Some(&*r.elem)
+            }
+            _ => None,
+        },
+        syn::FnArg::Receiver(_) => None,
+    })?;
+    let syn::Type::Path(path) = state else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident == "str" || !last.arguments.is_none() {
+        return None;
+    }
+    let name = crate::source::unraw(&last.ident);
+    if file.is_some_and(|file| crate::source::declared_non_state(file, &name)) {
+        return None;
+    }
+    Some(state)
 }

@@ -53,6 +53,14 @@ impl<S: GraphState, I> NodeDef<S, I> {
         }
     }
 
+    /// Used by `#[node]` when it rejects the function's signature: a stand-in value of
+    /// the node, so the graph that uses it still type-checks and the build reports only
+    /// the signature. The build fails, so it never runs.
+    #[doc(hidden)]
+    pub const fn __rejected(name: &'static str) -> Self {
+        Self::__new(name, NodeFn::Sync(rejected::<S, I>), no_payload_codec)
+    }
+
     /// Used by `#[node(reads(..))]`: the indices of the channels the node reads.
     #[doc(hidden)]
     pub const fn __with_reads(mut self, reads: &'static [usize]) -> Self {
@@ -69,6 +77,16 @@ impl<S: GraphState, I> NodeDef<S, I> {
     pub const fn name(&self) -> &'static str {
         self.name
     }
+}
+
+fn rejected<S: GraphState, I>(_: &I, _: &NodeContext) -> NodeResult<S> {
+    Err(NodeError::msg(
+        "this node's signature was rejected at compile time",
+    ))
+}
+
+fn no_payload_codec() -> Option<PayloadCodec> {
+    None
 }
 
 impl<S: GraphState, I> Clone for NodeDef<S, I> {
