@@ -176,16 +176,20 @@ fn expected(saves: &[SaveOp], thread: &str) -> BTreeMap<String, Expected> {
     out
 }
 
-/// Every checkpoint `saves` stored for `thread` reads back, under `read_as`, exactly
-/// as it was saved, one by one and through `list`. Returns how many were compared.
+/// Every checkpoint `saves` stored for `thread` (the `keep` newest of each
+/// namespace) reads back, under `read_as`, exactly as it was saved, one by one and
+/// through `list`. Returns how many were compared.
 async fn reads_back_as_saved(
     saver: &dyn CheckpointSaver,
     saves: &[SaveOp],
     thread: &str,
     read_as: &str,
+    keep: usize,
 ) -> usize {
     let mut compared = 0;
-    for (ns, exp) in expected(saves, thread) {
+    for (ns, mut exp) in expected(saves, thread) {
+        let dropped = exp.checkpoints.len().saturating_sub(keep);
+        exp.checkpoints.drain(..dropped);
         let at = |id: &str| CheckpointConfig {
             thread_id: read_as.to_string(),
             checkpoint_ns: ns.clone(),
@@ -289,16 +293,23 @@ async fn checkpoints_of_real_runs_read_back_exactly_as_saved() {
     );
 
     let inner = &saver.inner;
-    let in_a = reads_back_as_saved(inner, &saves, "a", "a").await;
-    let in_b = reads_back_as_saved(inner, &saves, "b", "b").await;
+    let all = usize::MAX;
+    let in_a = reads_back_as_saved(inner, &saves, "a", "a", all).await;
+    let in_b = reads_back_as_saved(inner, &saves, "b", "b", all).await;
     assert_eq!(in_a + in_b, inner.checkpoint_count());
 
     // A copy reads back the same; deleting the original leaves the copy and the
     // other thread as they were.
     inner.copy_thread("b", "c").await.unwrap();
     inner.delete_thread("b").await.unwrap();
-    assert_eq!(reads_back_as_saved(inner, &saves, "b", "c").await, in_b);
-    assert_eq!(reads_back_as_saved(inner, &saves, "a", "a").await, in_a);
+    assert_eq!(
+        reads_back_as_saved(inner, &saves, "b", "c", all).await,
+        in_b
+    );
+    assert_eq!(
+        reads_back_as_saved(inner, &saves, "a", "a", all).await,
+        in_a
+    );
     assert!(
         inner
             .get_tuple(&CheckpointConfig::thread("b"))
@@ -306,6 +317,12 @@ async fn checkpoints_of_real_runs_read_back_exactly_as_saved() {
             .unwrap()
             .is_none()
     );
+
+    // A prune gives back the dropped records' bytes; what it keeps reads the same.
+    inner.prune("a", 3).await.unwrap();
+    let kept = reads_back_as_saved(inner, &saves, "a", "a", 3).await;
+    assert_eq!(kept, 3 * expected(&saves, "a").len());
+    assert_eq!(inner.checkpoint_count(), kept + in_b);
 }
 
 /// Every field set, with values the runs above do not make: unversioned values kept
@@ -424,10 +441,8 @@ async fn every_field_of_a_checkpoint_reads_back() {
     };
     saver.put_writes(&config, vec![twice, error]).await.unwrap();
     let saves = saver.saves.lock().unwrap().clone();
-    assert_eq!(
-        reads_back_as_saved(&saver.inner, &saves, "full", "full").await,
-        3
-    );
+    let read = reads_back_as_saved(&saver.inner, &saves, "full", "full", usize::MAX).await;
+    assert_eq!(read, 3);
     let latest = saver.get_tuple(&config).await.unwrap().unwrap();
     assert_eq!(latest.pending_writes[1].channel, "__error__");
     assert_eq!(latest.pending_writes[0].value, json!(0.25));
