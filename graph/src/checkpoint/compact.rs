@@ -386,13 +386,14 @@ mod tests {
             ["a", "bb", "a", "a-much-longer-name-than-a-word", "bb"]
         );
         // An unknown name index, a truncated string, an unknown tag.
-        for bad in [&[9u8][..], &[5, b'a'], &[200]] {
-            let mut r = Reader {
-                bytes: bad,
-                names: &names,
-            };
-            assert!(r.name().is_err() || r.str().is_err() || r.value().is_err());
-        }
+        let reader = |bytes| Reader {
+            bytes,
+            names: &names,
+        };
+        assert!(reader(&[9]).name().is_err());
+        assert!(reader(&[5, b'a']).str().is_err());
+        assert!(reader(&[200]).value().is_err());
+        assert_eq!(reader(&[1, b'a']).str().ok(), Some("a"));
         let mut r = Reader {
             bytes: &[0xff; 11],
             names: &names,
