@@ -123,10 +123,6 @@ impl<V> ById<V> {
         }
     }
 
-    pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
-        self.entries.iter().map(|(_, v)| v)
-    }
-
     /// Removes the `n` first stored; returns their ids.
     pub(crate) fn drain_first(&mut self, n: usize) -> Vec<String> {
         let dropped: Vec<String> = self.entries.drain(..n).map(|(id, _)| id).collect();

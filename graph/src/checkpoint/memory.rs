@@ -5,8 +5,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
 use super::by_id::ById;
-use super::error::SaverResult;
+use super::compact::{Damaged, Names};
+use super::error::{CheckpointError, SaverResult};
 use super::lock::{LocalThreadLocks, ThreadLock};
+use super::needed::needed_ranges;
+use super::packed::{PackedEntry, PackedWrite};
+use super::record::{Place, checkpoint_what};
 use super::saver::CheckpointSaver;
 use super::types::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
@@ -14,26 +18,13 @@ use super::types::{
 };
 use crate::future::BoxFuture;
 
-#[derive(Clone)]
-struct Entry {
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-    parent: Option<String>,
-}
-
-/// A pending write as stored: the task id and index are its key.
-#[derive(Clone)]
-struct StoredWrite {
-    channel: String,
-    value: serde_json::Value,
-}
-
 #[derive(Clone, Default)]
 struct Namespace {
-    // Boxed: an entry is a few hundred bytes, and the vector moves its entries
-    // whenever it grows.
-    checkpoints: ById<Box<Entry>>,
-    writes: ById<BTreeMap<(String, u32), StoredWrite>>,
+    /// Each checkpoint as one buffer (see [`PackedEntry`]): a kept checkpoint costs
+    /// two heap blocks (its id and its buffer) instead of the public types' forty.
+    checkpoints: ById<PackedEntry>,
+    /// Pending writes by checkpoint, sorted by task id and index.
+    writes: ById<Vec<PackedWrite>>,
     /// Stored channel values by channel, then version. (Nested rather than keyed by
     /// `(channel, version)`: a search then compares the channel name once, not at
     /// every key it passes.)
@@ -41,6 +32,16 @@ struct Namespace {
 }
 
 type Threads = HashMap<String, BTreeMap<String, Namespace>>;
+
+/// Everything the saver holds, behind its one lock.
+#[derive(Default)]
+struct Store {
+    threads: Threads,
+    /// The channel and node names of every stored record (shared by all threads).
+    names: Names,
+    /// Where a record is encoded before it is copied into a buffer of its exact size.
+    scratch: Vec<u8>,
+}
 
 /// Keeps checkpoints in memory. For tests and development only: everything is lost
 /// when the process ends. Use a durable saver (SQLite, PostgreSQL) for real threads.
@@ -80,7 +81,7 @@ type Threads = HashMap<String, BTreeMap<String, Namespace>>;
 /// ```
 #[derive(Default)]
 pub struct InMemorySaver {
-    threads: Mutex<Threads>,
+    store: Mutex<Store>,
     locks: LocalThreadLocks,
 }
 
@@ -90,14 +91,15 @@ impl InMemorySaver {
         Self::default()
     }
 
-    fn lock(&self) -> MutexGuard<'_, Threads> {
+    fn lock(&self) -> MutexGuard<'_, Store> {
         // No code panics while holding the lock, so a poisoned map is still consistent.
-        self.threads.lock().unwrap_or_else(|e| e.into_inner())
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Number of stored checkpoints across all threads (for tests and diagnostics).
     pub fn checkpoint_count(&self) -> usize {
         self.lock()
+            .threads
             .values()
             .flat_map(|t| t.values())
             .map(|ns| ns.checkpoints.len())
@@ -107,6 +109,7 @@ impl InMemorySaver {
     /// Bytes of stored channel values across all threads, as compact JSON.
     pub fn stored_value_bytes(&self) -> usize {
         self.lock()
+            .threads
             .values()
             .flat_map(|t| t.values())
             .flat_map(|ns| ns.values.values().flat_map(BTreeMap::values))
@@ -124,66 +127,16 @@ fn namespace(threads: &mut Threads, thread_id: String, checkpoint_ns: String) ->
         .or_default()
 }
 
-/// Stores a checkpoint. Its versioned channel values move to the namespace's values
-/// (where a restore looks them up by version); the checkpoint keeps their names with
-/// a placeholder, filled in again when it is read ([`tuple`]), so each value is held
-/// once. A value with no version stays in the checkpoint.
-fn store_checkpoint(ns: &mut Namespace, mut entry: Box<Entry>) {
-    let checkpoint = &mut entry.checkpoint;
-    for (channel, value) in &mut checkpoint.channel_values {
-        let Some(&version) = checkpoint.channel_versions.get(channel) else {
-            continue;
-        };
-        // The name is copied only for a channel's first stored value.
-        let versions = match ns.values.get_mut(channel) {
-            Some(versions) => versions,
-            None => ns.values.entry(channel.clone()).or_default(),
-        };
-        versions.insert(version, std::mem::replace(value, PLACEHOLDER));
-    }
-    ns.checkpoints.insert(checkpoint.id.clone(), entry);
-}
-
-/// What a stored checkpoint holds in place of a value kept in the namespace's values.
+/// What a stored checkpoint reads for a value that is not in the namespace's values.
 const PLACEHOLDER: StoredValue = StoredValue::Full(serde_json::Value::Null);
 
-/// A stored checkpoint with its channel values filled in from the namespace.
-fn checkpoint_of(ns: &Namespace, stored: &Checkpoint) -> Checkpoint {
-    let mut checkpoint = stored.clone();
-    for (channel, value) in &mut checkpoint.channel_values {
-        let found = checkpoint
-            .channel_versions
-            .get(channel)
-            .and_then(|version| ns.values.get(channel)?.get(version));
-        if let Some(found) = found {
-            value.clone_from(found);
-        }
-    }
-    checkpoint
-}
-
-/// Idempotent per (task id, index): a task's own write already stored is kept; a
-/// special write (`__`: errors, interrupts) replaces the stored one.
-fn store_writes(ns: &mut Namespace, checkpoint_id: Option<String>, writes: Vec<PendingWrite>) {
-    let slot = ns.writes.get_or_default(checkpoint_id.unwrap_or_default());
-    for w in writes {
-        let special = w.is_runtime_record();
-        let key = (w.task_id, w.idx);
-        let write = StoredWrite {
-            channel: w.channel,
-            value: w.value,
-        };
-        if special {
-            slot.insert(key, write);
-        } else {
-            slot.entry(key).or_insert(write);
-        }
-    }
-}
-
 /// One save of a batch, apart from the namespace it goes to.
+// One at a time, straight from the batch: boxing the checkpoint would cost an
+// allocation per save.
+#[allow(clippy::large_enum_variant)]
 enum Stored {
-    Checkpoint(Box<Entry>),
+    /// The checkpoint, its metadata and its parent's id.
+    Checkpoint(Checkpoint, CheckpointMetadata, Option<String>),
     /// The checkpoint the writes follow, and the writes.
     Writes(Option<String>, Vec<PendingWrite>),
 }
@@ -198,11 +151,7 @@ impl Stored {
                 metadata,
             } => (
                 (config.thread_id, config.checkpoint_ns),
-                Self::Checkpoint(Box::new(Entry {
-                    checkpoint,
-                    metadata,
-                    parent: config.checkpoint_id,
-                })),
+                Self::Checkpoint(checkpoint, metadata, config.checkpoint_id),
             ),
             SaveOp::Writes { config, writes } => (
                 (config.thread_id, config.checkpoint_ns),
@@ -211,46 +160,124 @@ impl Stored {
         }
     }
 
-    fn store(self, ns: &mut Namespace) {
+    fn store(self, ns: &mut Namespace, names: &mut Names, scratch: &mut Vec<u8>) {
         match self {
-            Self::Checkpoint(entry) => store_checkpoint(ns, entry),
-            Self::Writes(checkpoint_id, writes) => store_writes(ns, checkpoint_id, writes),
+            Self::Checkpoint(checkpoint, metadata, parent) => {
+                store_checkpoint(ns, names, scratch, checkpoint, &metadata, parent.as_deref());
+            }
+            Self::Writes(checkpoint_id, writes) => {
+                store_writes(ns, names, scratch, checkpoint_id, &writes);
+            }
         }
     }
 }
 
-/// Stores one save (`put`, `put_writes`); `put_batch` groups saves by namespace.
-fn store_one(threads: &mut Threads, op: SaveOp) {
-    let ((thread_id, checkpoint_ns), stored) = Stored::split(op);
-    stored.store(namespace(threads, thread_id, checkpoint_ns));
+/// Stores a checkpoint. Its versioned channel values move to the namespace's values
+/// (where a restore looks them up by version); the checkpoint keeps their names with
+/// a mark, filled in again when it is read ([`tuple`]), so each value is held once. A
+/// value with no version stays in the checkpoint.
+fn store_checkpoint(
+    ns: &mut Namespace,
+    names: &mut Names,
+    scratch: &mut Vec<u8>,
+    mut checkpoint: Checkpoint,
+    metadata: &CheckpointMetadata,
+    parent: Option<&str>,
+) {
+    let versions = &checkpoint.channel_versions;
+    let packed = PackedEntry::pack(
+        scratch,
+        names,
+        &checkpoint,
+        |channel| versions.contains_key(channel),
+        metadata,
+        parent,
+    );
+    for (channel, value) in std::mem::take(&mut checkpoint.channel_values) {
+        let Some(&version) = checkpoint.channel_versions.get(&channel) else {
+            continue;
+        };
+        ns.values.entry(channel).or_default().insert(version, value);
+    }
+    ns.checkpoints.insert(checkpoint.id, packed);
 }
 
-fn tuple(config: &CheckpointConfig, ns: &Namespace, id: &str, e: &Entry) -> CheckpointTuple {
+/// Idempotent per (task id, index): a task's own write already stored is kept; a
+/// special write (`__`: errors, interrupts) replaces the stored one.
+fn store_writes(
+    ns: &mut Namespace,
+    names: &mut Names,
+    scratch: &mut Vec<u8>,
+    checkpoint_id: Option<String>,
+    writes: &[PendingWrite],
+) {
+    let slot = ns.writes.get_or_default(checkpoint_id.unwrap_or_default());
+    for w in writes {
+        let key = (w.task_id.as_str(), w.idx);
+        // Stored writes are sorted by key; a damaged one sorts first.
+        let found = slot.binary_search_by(|s| match s.key(names) {
+            Ok(k) => k.cmp(&key),
+            Err(Damaged) => std::cmp::Ordering::Less,
+        });
+        match found {
+            Ok(at) if w.is_runtime_record() => slot[at] = PackedWrite::pack(scratch, names, w),
+            Ok(_) => {}
+            Err(at) => slot.insert(at, PackedWrite::pack(scratch, names, w)),
+        }
+    }
+}
+
+/// The error for a stored record that does not read back (a bug in this saver).
+fn damaged(config: &CheckpointConfig, id: &str) -> CheckpointError {
+    CheckpointError::Invalid {
+        what: checkpoint_what(id, Place::of(config)),
+        reason: "the in-memory saver cannot read back what it stored (a bug in stategraph: please report it)".into(),
+    }
+}
+
+/// Fills in the channel values `checkpoint` holds in the namespace's values.
+fn fill_values(ns: &Namespace, checkpoint: &mut Checkpoint) {
+    for (channel, value) in &mut checkpoint.channel_values {
+        let found = checkpoint
+            .channel_versions
+            .get(channel)
+            .and_then(|version| ns.values.get(channel)?.get(version));
+        if let Some(found) = found {
+            value.clone_from(found);
+        }
+    }
+}
+
+fn tuple(
+    names: &Names,
+    config: &CheckpointConfig,
+    ns: &Namespace,
+    id: &str,
+    e: &PackedEntry,
+) -> SaverResult<CheckpointTuple> {
     let at = |id: &str| CheckpointConfig {
         thread_id: config.thread_id.clone(),
         checkpoint_ns: config.checkpoint_ns.clone(),
         checkpoint_id: Some(id.to_string()),
     };
-    CheckpointTuple {
+    let (mut checkpoint, metadata, parent) = e
+        .unpack(names, id, |_, _| PLACEHOLDER)
+        .map_err(|Damaged| damaged(config, id))?;
+    fill_values(ns, &mut checkpoint);
+    let pending_writes = ns
+        .writes
+        .get(id)
+        .map(|w| w.iter().map(|w| w.unpack(names)).collect::<Result<_, _>>())
+        .transpose()
+        .map_err(|Damaged| damaged(config, id))?
+        .unwrap_or_default();
+    Ok(CheckpointTuple {
         config: at(id),
-        checkpoint: checkpoint_of(ns, &e.checkpoint),
-        metadata: e.metadata.clone(),
-        parent_config: e.parent.as_deref().map(at),
-        pending_writes: ns
-            .writes
-            .get(id)
-            .map(|w| {
-                w.iter()
-                    .map(|((task_id, idx), write)| PendingWrite {
-                        task_id: task_id.clone(),
-                        idx: *idx,
-                        channel: write.channel.clone(),
-                        value: write.value.clone(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-    }
+        checkpoint,
+        metadata,
+        parent_config: parent.as_deref().map(at),
+        pending_writes,
+    })
 }
 
 impl CheckpointSaver for InMemorySaver {
@@ -269,8 +296,9 @@ impl CheckpointSaver for InMemorySaver {
         config: &'a CheckpointConfig,
     ) -> BoxFuture<'a, SaverResult<Option<CheckpointTuple>>> {
         Box::pin(async move {
-            let threads = self.lock();
-            let Some(ns) = threads
+            let store = self.lock();
+            let Some(ns) = store
+                .threads
                 .get(&config.thread_id)
                 .and_then(|t| t.get(&config.checkpoint_ns))
             else {
@@ -280,7 +308,9 @@ impl CheckpointSaver for InMemorySaver {
                 Some(id) => ns.checkpoints.get_key_value(id),
                 None => ns.checkpoints.last_key_value(),
             };
-            Ok(found.map(|(id, e)| tuple(config, ns, id, e)))
+            found
+                .map(|(id, e)| tuple(&store.names, config, ns, id, e))
+                .transpose()
         })
     }
 
@@ -290,8 +320,9 @@ impl CheckpointSaver for InMemorySaver {
         options: &'a ListOptions,
     ) -> BoxFuture<'a, SaverResult<Vec<CheckpointTuple>>> {
         Box::pin(async move {
-            let threads = self.lock();
-            let Some(ns) = threads
+            let store = self.lock();
+            let Some(ns) = store
+                .threads
                 .get(&config.thread_id)
                 .and_then(|t| t.get(&config.checkpoint_ns))
             else {
@@ -301,13 +332,18 @@ impl CheckpointSaver for InMemorySaver {
                 Some(before) => ns.checkpoints.before(before),
                 None => &ns.checkpoints.entries,
             };
-            Ok(older
-                .iter()
-                .rev()
-                .filter(|(_, e)| e.metadata.matches(&options.filter))
-                .take(options.limit.unwrap_or(usize::MAX))
-                .map(|(id, e)| tuple(config, ns, id, e))
-                .collect())
+            let limit = options.limit.unwrap_or(usize::MAX);
+            let mut out = Vec::new();
+            for (id, e) in older.iter().rev() {
+                if out.len() >= limit {
+                    break;
+                }
+                let t = tuple(&store.names, config, ns, id, e)?;
+                if t.metadata.matches(&options.filter) {
+                    out.push(t);
+                }
+            }
+            Ok(out)
         })
     }
 
@@ -319,14 +355,12 @@ impl CheckpointSaver for InMemorySaver {
     ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
         Box::pin(async move {
             let id = checkpoint.id.clone();
-            store_one(
-                &mut self.lock(),
-                SaveOp::Checkpoint {
-                    config: config.clone(),
-                    checkpoint,
-                    metadata,
-                },
-            );
+            self.put_batch(vec![SaveOp::Checkpoint {
+                config: config.clone(),
+                checkpoint,
+                metadata,
+            }])
+            .await?;
             Ok(CheckpointConfig {
                 thread_id: config.thread_id.clone(),
                 checkpoint_ns: config.checkpoint_ns.clone(),
@@ -342,22 +376,27 @@ impl CheckpointSaver for InMemorySaver {
     ) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let config = config.clone();
-            store_one(&mut self.lock(), SaveOp::Writes { config, writes });
-            Ok(())
+            self.put_batch(vec![SaveOp::Writes { config, writes }])
+                .await
         })
     }
 
     fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
-            let mut threads = self.lock();
+            let mut store = self.lock();
+            let Store {
+                threads,
+                names,
+                scratch,
+            } = &mut *store;
             let mut ops = ops.into_iter().map(Stored::split).peekable();
             // A batch is usually one run's saves: the namespace is looked up once per
             // run of consecutive saves to it, not once per save.
             while let Some((key, first)) = ops.next() {
-                let ns = namespace(&mut threads, key.0.clone(), key.1.clone());
-                first.store(ns);
+                let ns = namespace(threads, key.0.clone(), key.1.clone());
+                first.store(ns, names, scratch);
                 while let Some((_, stored)) = ops.next_if(|(k, _)| *k == key) {
-                    stored.store(ns);
+                    stored.store(ns, names, scratch);
                 }
             }
             Ok(())
@@ -372,8 +411,9 @@ impl CheckpointSaver for InMemorySaver {
         to: u64,
     ) -> BoxFuture<'a, SaverResult<Vec<(u64, StoredValue)>>> {
         Box::pin(async move {
-            let threads = self.lock();
-            let Some(ns) = threads
+            let store = self.lock();
+            let Some(ns) = store
+                .threads
                 .get(&config.thread_id)
                 .and_then(|t| t.get(&config.checkpoint_ns))
             else {
@@ -401,8 +441,9 @@ impl CheckpointSaver for InMemorySaver {
         channel: &'a str,
     ) -> BoxFuture<'a, SaverResult<Option<u64>>> {
         Box::pin(async move {
-            let threads = self.lock();
-            Ok(threads
+            let store = self.lock();
+            Ok(store
+                .threads
                 .get(&config.thread_id)
                 .and_then(|t| t.get(&config.checkpoint_ns))
                 .and_then(|ns| ns.values.get(channel))
@@ -413,28 +454,37 @@ impl CheckpointSaver for InMemorySaver {
 
     fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
         Box::pin(async move {
-            let threads = self.lock();
-            let mut out: Vec<ThreadInfo> = threads
-                .iter()
-                .filter_map(|(thread_id, namespaces)| {
-                    // The newest of the first namespace (the root's, when it has
-                    // checkpoints): the order of different namespaces' checkpoints is
-                    // not recorded.
-                    let (id, latest) = namespaces
+            let store = self.lock();
+            let mut out = Vec::new();
+            for (thread_id, namespaces) in &store.threads {
+                // The newest of the first namespace (the root's, when it has
+                // checkpoints): the order of different namespaces' checkpoints is
+                // not recorded.
+                let Some((ns_name, (id, latest))) = namespaces
+                    .iter()
+                    .find_map(|(name, ns)| Some((name, ns.checkpoints.last_key_value()?)))
+                else {
+                    continue;
+                };
+                let config = CheckpointConfig {
+                    thread_id: thread_id.clone(),
+                    checkpoint_ns: ns_name.clone(),
+                    checkpoint_id: None,
+                };
+                let (checkpoint, metadata, _) = latest
+                    .unpack(&store.names, id, |_, _| PLACEHOLDER)
+                    .map_err(|Damaged| damaged(&config, id))?;
+                out.push(ThreadInfo {
+                    thread_id: thread_id.clone(),
+                    checkpoint_count: namespaces
                         .values()
-                        .find_map(|ns| ns.checkpoints.last_key_value())?;
-                    Some(ThreadInfo {
-                        thread_id: thread_id.clone(),
-                        checkpoint_count: namespaces
-                            .values()
-                            .map(|ns| ns.checkpoints.len() as u64)
-                            .sum(),
-                        latest_checkpoint_id: id.clone(),
-                        latest_step: latest.metadata.step,
-                        latest_ts: latest.checkpoint.ts.clone(),
-                    })
-                })
-                .collect();
+                        .map(|ns| ns.checkpoints.len() as u64)
+                        .sum(),
+                    latest_checkpoint_id: id.clone(),
+                    latest_step: metadata.step,
+                    latest_ts: checkpoint.ts,
+                });
+            }
             out.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
             Ok(out)
         })
@@ -445,8 +495,9 @@ impl CheckpointSaver for InMemorySaver {
         thread_id: &'a str,
     ) -> BoxFuture<'a, SaverResult<Vec<String>>> {
         Box::pin(async move {
-            let threads = self.lock();
-            let mut out: Vec<String> = threads
+            let store = self.lock();
+            let mut out: Vec<String> = store
+                .threads
                 .get(thread_id)
                 .map(|namespaces| {
                     namespaces
@@ -463,14 +514,14 @@ impl CheckpointSaver for InMemorySaver {
 
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
-            self.lock().remove(thread_id);
+            self.lock().threads.remove(thread_id);
             Ok(())
         })
     }
 
     fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
-            let mut threads = self.lock();
+            let threads = &mut self.lock().threads;
             match threads.get(from).cloned() {
                 Some(copy) => {
                     threads.insert(to.to_string(), copy);
@@ -485,21 +536,31 @@ impl CheckpointSaver for InMemorySaver {
 
     fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
-            let mut threads = self.lock();
+            let mut store = self.lock();
+            let Store { threads, names, .. } = &mut *store;
             let Some(thread) = threads.get_mut(thread_id) else {
                 return Ok(());
             };
-            for ns in thread.values_mut() {
+            for (ns_name, ns) in thread.iter_mut() {
                 let drop_count = ns.checkpoints.len().saturating_sub(keep);
                 // The oldest come first; one pass each, however many are dropped.
                 let dropped: std::collections::HashSet<String> =
                     ns.checkpoints.drain_first(drop_count).into_iter().collect();
                 ns.writes.retain(|id| !dropped.contains(id));
-                let needed: Vec<(String, u64, u64)> = ns
-                    .checkpoints
-                    .values()
-                    .flat_map(|e| needed_ranges(&e.checkpoint))
-                    .collect();
+                let mut needed: Vec<(String, u64, u64)> = Vec::new();
+                for (id, e) in &ns.checkpoints.entries {
+                    // Versions and bases only: the values are not filled in.
+                    let checkpoint = e.checkpoint(names, id, |_, _| PLACEHOLDER);
+                    let checkpoint = checkpoint.map_err(|Damaged| {
+                        let config = CheckpointConfig {
+                            thread_id: thread_id.to_string(),
+                            checkpoint_ns: ns_name.clone(),
+                            checkpoint_id: None,
+                        };
+                        damaged(&config, id)
+                    })?;
+                    needed.extend(needed_ranges(&checkpoint));
+                }
                 for (channel, versions) in &mut ns.values {
                     versions.retain(|version, _| {
                         needed
@@ -512,33 +573,4 @@ impl CheckpointSaver for InMemorySaver {
             Ok(())
         })
     }
-}
-
-/// The value versions a restore of `checkpoint` reads: per channel, the inclusive
-/// range from its base version to its current version.
-pub fn needed_ranges(checkpoint: &Checkpoint) -> Vec<(String, u64, u64)> {
-    checkpoint
-        .channel_versions
-        .iter()
-        .map(|(channel, &version)| {
-            let base = checkpoint
-                .channel_bases
-                .get(channel)
-                .copied()
-                .unwrap_or(version);
-            (channel.clone(), base.min(version), version)
-        })
-        .collect()
-}
-
-/// The (channel, version) values a restore of `checkpoint` reads, one by one. Ranges
-/// can be huge in a corrupted checkpoint; prefer [`needed_ranges`].
-pub fn needed_values(checkpoint: &Checkpoint) -> Vec<(String, u64)> {
-    needed_ranges(checkpoint)
-        .into_iter()
-        .flat_map(|(channel, from, to)| {
-            // Bounded: a real thread never has this many versions of one channel.
-            (from..=to).take(1 << 20).map(move |v| (channel.clone(), v))
-        })
-        .collect()
 }

@@ -2,10 +2,12 @@
 //! interface savers implement.
 
 mod by_id;
+mod compact;
 mod error;
 mod lock;
 mod memory;
 mod needed;
+mod packed;
 pub mod record;
 mod saver;
 mod shape;
@@ -15,8 +17,8 @@ pub mod writes;
 
 pub use error::{CheckpointError, SaverResult};
 pub use lock::{LocalThreadLocks, ThreadLock};
-pub use memory::{InMemorySaver, needed_ranges, needed_values};
-pub use needed::NeededVersions;
+pub use memory::InMemorySaver;
+pub use needed::{NeededVersions, needed_ranges, needed_values};
 pub use saver::CheckpointSaver;
 pub use shape::recorded_shape;
 pub use types::{

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use super::memory::needed_ranges;
 use super::types::Checkpoint;
 
 /// Per channel, the value versions some checkpoint of a set restores from, as
@@ -57,6 +56,35 @@ fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
         }
     }
     out
+}
+
+/// The value versions a restore of `checkpoint` reads: per channel, the inclusive
+/// range from its base version to its current version.
+pub fn needed_ranges(checkpoint: &Checkpoint) -> Vec<(String, u64, u64)> {
+    checkpoint
+        .channel_versions
+        .iter()
+        .map(|(channel, &version)| {
+            let base = checkpoint
+                .channel_bases
+                .get(channel)
+                .copied()
+                .unwrap_or(version);
+            (channel.clone(), base.min(version), version)
+        })
+        .collect()
+}
+
+/// The (channel, version) values a restore of `checkpoint` reads, one by one. Ranges
+/// can be huge in a corrupted checkpoint; prefer [`needed_ranges`].
+pub fn needed_values(checkpoint: &Checkpoint) -> Vec<(String, u64)> {
+    needed_ranges(checkpoint)
+        .into_iter()
+        .flat_map(|(channel, from, to)| {
+            // Bounded: a real thread never has this many versions of one channel.
+            (from..=to).take(1 << 20).map(move |v| (channel.clone(), v))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,449 @@
+//! The in-memory saver stores checkpoints in a compact form of its own (names shared
+//! through a table, each checkpoint one buffer); what it returns must be exactly what
+//! it was given. A recording saver in front of it keeps every save as handed over,
+//! and each stored checkpoint is read back and compared with it: after runs with
+//! subgraph namespaces, `Send` payloads and appended values, a fork, `update_state`,
+//! a copied and a deleted thread.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use stategraph::BoxFuture;
+use stategraph::checkpoint::{
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointSource,
+    CheckpointTuple, InMemorySaver, ListOptions, PendingWrite, PlannedTask, SaveOp, SaverResult,
+    StepRecord, StoredValue, TaskRecord, ThreadInfo, ThreadLock, new_checkpoint_id, now_rfc3339,
+};
+use stategraph::prelude::*;
+use stategraph_tests::nested::{Pipeline, pipeline_graph};
+
+/// Forwards to an [`InMemorySaver`], keeping a copy of every save.
+#[derive(Default)]
+struct Recording {
+    inner: InMemorySaver,
+    saves: Mutex<Vec<SaveOp>>,
+}
+
+impl Recording {
+    fn record(&self, op: &SaveOp) {
+        self.saves.lock().unwrap().push(op.clone());
+    }
+}
+
+impl CheckpointSaver for Recording {
+    fn get_tuple<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, SaverResult<Option<CheckpointTuple>>> {
+        self.inner.get_tuple(config)
+    }
+
+    fn list<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        options: &'a ListOptions,
+    ) -> BoxFuture<'a, SaverResult<Vec<CheckpointTuple>>> {
+        self.inner.list(config, options)
+    }
+
+    fn put<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+    ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
+        self.record(&SaveOp::Checkpoint {
+            config: config.clone(),
+            checkpoint: checkpoint.clone(),
+            metadata: metadata.clone(),
+        });
+        self.inner.put(config, checkpoint, metadata)
+    }
+
+    fn put_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<PendingWrite>,
+    ) -> BoxFuture<'a, SaverResult<()>> {
+        self.record(&SaveOp::Writes {
+            config: config.clone(),
+            writes: writes.clone(),
+        });
+        self.inner.put_writes(config, writes)
+    }
+
+    fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
+        ops.iter().for_each(|op| self.record(op));
+        self.inner.put_batch(ops)
+    }
+
+    fn channel_history<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        channel: &'a str,
+        from: u64,
+        to: u64,
+    ) -> BoxFuture<'a, SaverResult<Vec<(u64, StoredValue)>>> {
+        self.inner.channel_history(config, channel, from, to)
+    }
+
+    fn max_version<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        channel: &'a str,
+    ) -> BoxFuture<'a, SaverResult<Option<u64>>> {
+        self.inner.max_version(config, channel)
+    }
+
+    fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
+        self.inner.list_threads()
+    }
+
+    fn list_namespaces<'a>(
+        &'a self,
+        thread_id: &'a str,
+    ) -> BoxFuture<'a, SaverResult<Vec<String>>> {
+        self.inner.list_namespaces(thread_id)
+    }
+
+    fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
+        self.inner.delete_thread(thread_id)
+    }
+
+    fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
+        self.inner.copy_thread(from, to)
+    }
+
+    fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
+        self.inner.prune(thread_id, keep)
+    }
+
+    fn lock_thread<'a>(
+        &'a self,
+        thread_id: &'a str,
+        wait: Duration,
+    ) -> BoxFuture<'a, SaverResult<ThreadLock>> {
+        self.inner.lock_thread(thread_id, wait)
+    }
+}
+
+/// What a thread's namespace should read back as, built from the saves as handed
+/// over: checkpoints in save order, and pending writes by checkpoint, keyed by task
+/// id and index (a task's first write is kept; a runtime record, `__…`, replaces).
+#[derive(Default)]
+struct Expected {
+    checkpoints: Vec<(Checkpoint, CheckpointMetadata, Option<String>)>,
+    writes: HashMap<String, BTreeMap<(String, u32), PendingWrite>>,
+}
+
+fn expected(saves: &[SaveOp], thread: &str) -> BTreeMap<String, Expected> {
+    let mut out: BTreeMap<String, Expected> = BTreeMap::new();
+    for op in saves {
+        match op {
+            SaveOp::Checkpoint {
+                config,
+                checkpoint,
+                metadata,
+            } if config.thread_id == thread => {
+                out.entry(config.checkpoint_ns.clone())
+                    .or_default()
+                    .checkpoints
+                    .push((
+                        checkpoint.clone(),
+                        metadata.clone(),
+                        config.checkpoint_id.clone(),
+                    ));
+            }
+            SaveOp::Writes { config, writes } if config.thread_id == thread => {
+                let slot = out
+                    .entry(config.checkpoint_ns.clone())
+                    .or_default()
+                    .writes
+                    .entry(config.checkpoint_id.clone().unwrap_or_default())
+                    .or_default();
+                for w in writes {
+                    let key = (w.task_id.clone(), w.idx);
+                    if w.is_runtime_record() || !slot.contains_key(&key) {
+                        slot.insert(key, w.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Every checkpoint `saves` stored for `thread` (the `keep` newest of each
+/// namespace) reads back, under `read_as`, exactly as it was saved, one by one and
+/// through `list`. Returns how many were compared.
+async fn reads_back_as_saved(
+    saver: &dyn CheckpointSaver,
+    saves: &[SaveOp],
+    thread: &str,
+    read_as: &str,
+    keep: usize,
+) -> usize {
+    let mut compared = 0;
+    for (ns, mut exp) in expected(saves, thread) {
+        let dropped = exp.checkpoints.len().saturating_sub(keep);
+        exp.checkpoints.drain(..dropped);
+        let at = |id: &str| CheckpointConfig {
+            thread_id: read_as.to_string(),
+            checkpoint_ns: ns.clone(),
+            checkpoint_id: Some(id.to_string()),
+        };
+        let mut one_by_one = Vec::new();
+        for (checkpoint, metadata, parent) in &exp.checkpoints {
+            let got = saver
+                .get_tuple(&at(&checkpoint.id))
+                .await
+                .unwrap()
+                .unwrap_or_else(|| panic!("checkpoint {} of ns {ns:?} is stored", checkpoint.id));
+            assert_eq!(&got.checkpoint, checkpoint, "checkpoint of ns {ns:?}");
+            assert_eq!(&got.metadata, metadata, "metadata of ns {ns:?}");
+            assert_eq!(got.config, at(&checkpoint.id));
+            assert_eq!(got.parent_config, parent.as_deref().map(at));
+            let writes: Vec<PendingWrite> = exp
+                .writes
+                .get(&checkpoint.id)
+                .map(|w| w.values().cloned().collect())
+                .unwrap_or_default();
+            assert_eq!(got.pending_writes, writes, "writes after {}", checkpoint.id);
+            one_by_one.push(got);
+            compared += 1;
+        }
+        let mut listed = saver
+            .list(
+                &CheckpointConfig {
+                    thread_id: read_as.to_string(),
+                    checkpoint_ns: ns.clone(),
+                    checkpoint_id: None,
+                },
+                &ListOptions::new(),
+            )
+            .await
+            .unwrap();
+        listed.reverse();
+        assert_eq!(listed, one_by_one, "list of ns {ns:?}, oldest first");
+    }
+    compared
+}
+
+#[tokio::test]
+async fn checkpoints_of_real_runs_read_back_exactly_as_saved() {
+    let saver = Arc::new(Recording::default());
+    let graph = pipeline_graph(saver.clone(), 2);
+    let a = RunConfig::new().thread("a");
+    graph
+        .invoke(Pipeline::update().rounds(2), &a)
+        .await
+        .unwrap();
+    // A fork from the middle of the thread, then an update written from outside.
+    let history = graph
+        .get_state_history(&a, &ListOptions::new())
+        .await
+        .unwrap();
+    let middle = history[history.len() / 2].config.checkpoint_id.clone();
+    graph
+        .invoke(None, &a.clone().checkpoint(middle.unwrap()))
+        .await
+        .unwrap();
+    graph
+        .update_state(&a, Pipeline::update().total(7u64))
+        .await
+        .unwrap();
+    let b = RunConfig::new().thread("b").durability(Durability::Sync);
+    graph
+        .invoke(Pipeline::update().rounds(1), &b)
+        .await
+        .unwrap();
+
+    let saves = saver.saves.lock().unwrap().clone();
+    let sources: Vec<CheckpointSource> = saves
+        .iter()
+        .filter_map(|op| match op {
+            SaveOp::Checkpoint { metadata, .. } => Some(metadata.source),
+            SaveOp::Writes { .. } => None,
+        })
+        .collect();
+    for source in [
+        CheckpointSource::Input,
+        CheckpointSource::Loop,
+        CheckpointSource::Fork,
+        CheckpointSource::Update,
+    ] {
+        assert!(
+            sources.contains(&source),
+            "the runs wrote a {source:?} checkpoint"
+        );
+    }
+    assert!(
+        expected(&saves, "a").len() > 2,
+        "subgraph namespaces were saved"
+    );
+    assert!(
+        saves
+            .iter()
+            .any(|op| matches!(op, SaveOp::Checkpoint { checkpoint, .. }
+            if checkpoint.next.iter().any(|t| t.payload.is_some()))),
+        "a checkpoint planned Send tasks"
+    );
+
+    let inner = &saver.inner;
+    let all = usize::MAX;
+    let in_a = reads_back_as_saved(inner, &saves, "a", "a", all).await;
+    let in_b = reads_back_as_saved(inner, &saves, "b", "b", all).await;
+    assert_eq!(in_a + in_b, inner.checkpoint_count());
+
+    // A copy reads back the same; deleting the original leaves the copy and the
+    // other thread as they were.
+    inner.copy_thread("b", "c").await.unwrap();
+    inner.delete_thread("b").await.unwrap();
+    assert_eq!(
+        reads_back_as_saved(inner, &saves, "b", "c", all).await,
+        in_b
+    );
+    assert_eq!(
+        reads_back_as_saved(inner, &saves, "a", "a", all).await,
+        in_a
+    );
+    assert!(
+        inner
+            .get_tuple(&CheckpointConfig::thread("b"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // A prune gives back the dropped records' bytes; what it keeps reads the same.
+    inner.prune("a", 3).await.unwrap();
+    let kept = reads_back_as_saved(inner, &saves, "a", "a", 3).await;
+    assert_eq!(kept, 3 * expected(&saves, "a").len());
+    assert_eq!(inner.checkpoint_count(), kept + in_b);
+}
+
+/// Every field set, with values the runs above do not make: unversioned values kept
+/// in the checkpoint, floats, nested objects, join progress, run metadata.
+fn full_checkpoint(id: String, parent: Option<&str>) -> (Checkpoint, CheckpointMetadata) {
+    let checkpoint = Checkpoint {
+        v: 1,
+        id,
+        ts: now_rfc3339(),
+        channel_values: BTreeMap::from([
+            (
+                "kept".to_string(),
+                StoredValue::Full(json!({"f": 0.1, "neg": -3})),
+            ),
+            (
+                "log".to_string(),
+                StoredValue::Append(json!(["x", 1.5e300])),
+            ),
+            (
+                "loose".to_string(),
+                StoredValue::Append(json!([null, true])),
+            ),
+            ("n".to_string(), StoredValue::Full(json!(u64::MAX))),
+        ]),
+        channel_versions: BTreeMap::from([("log".into(), 4), ("n".into(), 9)]),
+        versions_seen: BTreeMap::from([
+            (
+                "a".into(),
+                BTreeMap::from([("log".into(), 3), ("n".into(), 8)]),
+            ),
+            ("b".into(), BTreeMap::new()),
+        ]),
+        updated_channels: vec!["n".into(), "log".into()],
+        channel_bases: BTreeMap::from([("log".into(), 2)]),
+        next: vec![
+            PlannedTask {
+                node: "a".into(),
+                payload: None,
+            },
+            PlannedTask {
+                node: "b".into(),
+                payload: Some(json!({"item": [1, {"deep": "é"}]})),
+            },
+        ],
+        barriers: BTreeMap::from([(0, vec!["a".into()]), (3, vec!["a".into(), "b".into()])]),
+        schema_version: "schema-1".into(),
+        graph_version: "graph-1".into(),
+    };
+    let mut metadata = CheckpointMetadata::new(CheckpointSource::Loop, -1);
+    if let Some(parent) = parent {
+        metadata.parents.insert(String::new(), parent.to_string());
+        metadata.parents.insert("sub:1".into(), "other".into());
+    }
+    metadata.run_id = Some("run-1".into());
+    metadata.steps = vec![StepRecord {
+        step: 7,
+        input_versions: BTreeMap::from([("n".into(), 8)]),
+        tasks: vec![TaskRecord {
+            id: "7:a".into(),
+            node: "a".into(),
+            duration_us: u64::MAX,
+            wrote: true,
+            resumed: false,
+            cached: true,
+            routed_to: vec!["b".into(), "__end__".into()],
+        }],
+    }];
+    metadata
+        .extra
+        .insert("user".into(), json!({"k": [1, -2, 2.5]}));
+    (checkpoint, metadata)
+}
+
+#[tokio::test]
+async fn every_field_of_a_checkpoint_reads_back() {
+    let saver = Recording::default();
+    let mut config = CheckpointConfig::thread("full");
+    let mut parent = None;
+    for _ in 0..3 {
+        let (checkpoint, metadata) = full_checkpoint(new_checkpoint_id(), parent.as_deref());
+        config = saver.put(&config, checkpoint, metadata).await.unwrap();
+        parent = config.checkpoint_id.clone();
+        saver
+            .put_writes(
+                &config,
+                vec![
+                    PendingWrite {
+                        task_id: "t2".into(),
+                        idx: 1,
+                        channel: "update".into(),
+                        value: json!({"n": 1}),
+                    },
+                    PendingWrite {
+                        task_id: "t1".into(),
+                        idx: 0,
+                        channel: "update".into(),
+                        value: json!(0.25),
+                    },
+                ],
+            )
+            .await
+            .unwrap();
+    }
+    // The first write of a task is kept; a runtime record replaces the stored one.
+    let twice = PendingWrite {
+        task_id: "t1".into(),
+        idx: 0,
+        channel: "update".into(),
+        value: json!("ignored"),
+    };
+    let error = PendingWrite {
+        task_id: "t2".into(),
+        idx: 1,
+        channel: "__error__".into(),
+        value: json!("boom"),
+    };
+    saver.put_writes(&config, vec![twice, error]).await.unwrap();
+    let saves = saver.saves.lock().unwrap().clone();
+    let read = reads_back_as_saved(&saver.inner, &saves, "full", "full", usize::MAX).await;
+    assert_eq!(read, 3);
+    let latest = saver.get_tuple(&config).await.unwrap().unwrap();
+    assert_eq!(latest.pending_writes[1].channel, "__error__");
+    assert_eq!(latest.pending_writes[0].value, json!(0.25));
+}
