@@ -14,9 +14,21 @@ use stategraph::checkpoint::{
 #[derive(Debug)]
 pub enum Write<'a> {
     /// A `put`.
-    Put(&'a Checkpoint),
+    Put {
+        /// Where it goes (the parent checkpoint's id, if any).
+        config: &'a CheckpointConfig,
+        /// The checkpoint.
+        checkpoint: &'a Checkpoint,
+        /// Its metadata.
+        metadata: &'a CheckpointMetadata,
+    },
     /// A `put_writes`.
-    PutWrites(&'a [PendingWrite]),
+    PutWrites {
+        /// The checkpoint the writes follow.
+        config: &'a CheckpointConfig,
+        /// The writes.
+        writes: &'a [PendingWrite],
+    },
     /// A `put_batch`.
     Batch(&'a [SaveOp]),
 }
@@ -53,7 +65,12 @@ impl<H: OnWrite> CheckpointSaver for Intercepted<H> {
         metadata: CheckpointMetadata,
     ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
         Box::pin(async move {
-            self.hook.before(Write::Put(&checkpoint)).await;
+            let write = Write::Put {
+                config,
+                checkpoint: &checkpoint,
+                metadata: &metadata,
+            };
+            self.hook.before(write).await;
             self.inner.put(config, checkpoint, metadata).await
         })
     }
@@ -63,7 +80,11 @@ impl<H: OnWrite> CheckpointSaver for Intercepted<H> {
         writes: Vec<PendingWrite>,
     ) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
-            self.hook.before(Write::PutWrites(&writes)).await;
+            let write = Write::PutWrites {
+                config,
+                writes: &writes,
+            };
+            self.hook.before(write).await;
             self.inner.put_writes(config, writes).await
         })
     }
@@ -94,6 +115,13 @@ impl<H: OnWrite> CheckpointSaver for Intercepted<H> {
         to: u64,
     ) -> BoxFuture<'a, SaverResult<Vec<(u64, StoredValue)>>> {
         self.inner.channel_history(config, channel, from, to)
+    }
+    fn max_version<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        channel: &'a str,
+    ) -> BoxFuture<'a, SaverResult<Option<u64>>> {
+        self.inner.max_version(config, channel)
     }
     fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
         self.inner.list_threads()

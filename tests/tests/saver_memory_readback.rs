@@ -7,125 +7,44 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::json;
 use stategraph::BoxFuture;
 use stategraph::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointSource,
-    CheckpointTuple, InMemorySaver, ListOptions, PendingWrite, PlannedTask, SaveOp, SaverResult,
-    StepRecord, StoredValue, TaskRecord, ThreadInfo, ThreadLock, new_checkpoint_id, now_rfc3339,
+    ListOptions, PendingWrite, PlannedTask, SaveOp, StepRecord, StoredValue, TaskRecord,
+    new_checkpoint_id, now_rfc3339,
 };
 use stategraph::prelude::*;
+use stategraph_tests::intercept::{Intercepted, OnWrite, Write};
 use stategraph_tests::nested::{Pipeline, pipeline_graph};
 
-/// Forwards to an [`InMemorySaver`], keeping a copy of every save.
+/// Keeps a copy of every save an [`Intercepted`] in-memory saver is handed.
 #[derive(Default)]
-struct Recording {
-    inner: InMemorySaver,
-    saves: Mutex<Vec<SaveOp>>,
-}
+struct Recording(Mutex<Vec<SaveOp>>);
 
-impl Recording {
-    fn record(&self, op: &SaveOp) {
-        self.saves.lock().unwrap().push(op.clone());
-    }
-}
+type Recorded = Intercepted<Recording>;
 
-impl CheckpointSaver for Recording {
-    fn get_tuple<'a>(
-        &'a self,
-        config: &'a CheckpointConfig,
-    ) -> BoxFuture<'a, SaverResult<Option<CheckpointTuple>>> {
-        self.inner.get_tuple(config)
-    }
-
-    fn list<'a>(
-        &'a self,
-        config: &'a CheckpointConfig,
-        options: &'a ListOptions,
-    ) -> BoxFuture<'a, SaverResult<Vec<CheckpointTuple>>> {
-        self.inner.list(config, options)
-    }
-
-    fn put<'a>(
-        &'a self,
-        config: &'a CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-    ) -> BoxFuture<'a, SaverResult<CheckpointConfig>> {
-        self.record(&SaveOp::Checkpoint {
-            config: config.clone(),
-            checkpoint: checkpoint.clone(),
-            metadata: metadata.clone(),
-        });
-        self.inner.put(config, checkpoint, metadata)
-    }
-
-    fn put_writes<'a>(
-        &'a self,
-        config: &'a CheckpointConfig,
-        writes: Vec<PendingWrite>,
-    ) -> BoxFuture<'a, SaverResult<()>> {
-        self.record(&SaveOp::Writes {
-            config: config.clone(),
-            writes: writes.clone(),
-        });
-        self.inner.put_writes(config, writes)
-    }
-
-    fn put_batch<'a>(&'a self, ops: Vec<SaveOp>) -> BoxFuture<'a, SaverResult<()>> {
-        ops.iter().for_each(|op| self.record(op));
-        self.inner.put_batch(ops)
-    }
-
-    fn channel_history<'a>(
-        &'a self,
-        config: &'a CheckpointConfig,
-        channel: &'a str,
-        from: u64,
-        to: u64,
-    ) -> BoxFuture<'a, SaverResult<Vec<(u64, StoredValue)>>> {
-        self.inner.channel_history(config, channel, from, to)
-    }
-
-    fn max_version<'a>(
-        &'a self,
-        config: &'a CheckpointConfig,
-        channel: &'a str,
-    ) -> BoxFuture<'a, SaverResult<Option<u64>>> {
-        self.inner.max_version(config, channel)
-    }
-
-    fn list_threads(&self) -> BoxFuture<'_, SaverResult<Vec<ThreadInfo>>> {
-        self.inner.list_threads()
-    }
-
-    fn list_namespaces<'a>(
-        &'a self,
-        thread_id: &'a str,
-    ) -> BoxFuture<'a, SaverResult<Vec<String>>> {
-        self.inner.list_namespaces(thread_id)
-    }
-
-    fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
-        self.inner.delete_thread(thread_id)
-    }
-
-    fn copy_thread<'a>(&'a self, from: &'a str, to: &'a str) -> BoxFuture<'a, SaverResult<()>> {
-        self.inner.copy_thread(from, to)
-    }
-
-    fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
-        self.inner.prune(thread_id, keep)
-    }
-
-    fn lock_thread<'a>(
-        &'a self,
-        thread_id: &'a str,
-        wait: Duration,
-    ) -> BoxFuture<'a, SaverResult<ThreadLock>> {
-        self.inner.lock_thread(thread_id, wait)
+impl OnWrite for Recording {
+    fn before<'a>(&'a self, write: Write<'a>) -> BoxFuture<'a, ()> {
+        let mut saves = self.0.lock().unwrap();
+        match write {
+            Write::Put {
+                config,
+                checkpoint,
+                metadata,
+            } => saves.push(SaveOp::Checkpoint {
+                config: config.clone(),
+                checkpoint: checkpoint.clone(),
+                metadata: metadata.clone(),
+            }),
+            Write::PutWrites { config, writes } => saves.push(SaveOp::Writes {
+                config: config.clone(),
+                writes: writes.to_vec(),
+            }),
+            Write::Batch(ops) => saves.extend(ops.iter().cloned()),
+        }
+        Box::pin(async {})
     }
 }
 
@@ -234,7 +153,7 @@ async fn reads_back_as_saved(
 
 #[tokio::test]
 async fn checkpoints_of_real_runs_read_back_exactly_as_saved() {
-    let saver = Arc::new(Recording::default());
+    let saver = Arc::new(Recorded::new(Recording::default()));
     let graph = pipeline_graph(saver.clone(), 2);
     let a = RunConfig::new().thread("a");
     graph
@@ -261,7 +180,7 @@ async fn checkpoints_of_real_runs_read_back_exactly_as_saved() {
         .await
         .unwrap();
 
-    let saves = saver.saves.lock().unwrap().clone();
+    let saves = saver.hook.0.lock().unwrap().clone();
     let sources: Vec<CheckpointSource> = saves
         .iter()
         .filter_map(|op| match op {
@@ -398,7 +317,7 @@ fn full_checkpoint(id: String, parent: Option<&str>) -> (Checkpoint, CheckpointM
 
 #[tokio::test]
 async fn every_field_of_a_checkpoint_reads_back() {
-    let saver = Recording::default();
+    let saver = Recorded::new(Recording::default());
     let mut config = CheckpointConfig::thread("full");
     let mut parent = None;
     for _ in 0..3 {
@@ -440,7 +359,7 @@ async fn every_field_of_a_checkpoint_reads_back() {
         value: json!("boom"),
     };
     saver.put_writes(&config, vec![twice, error]).await.unwrap();
-    let saves = saver.saves.lock().unwrap().clone();
+    let saves = saver.hook.0.lock().unwrap().clone();
     let read = reads_back_as_saved(&saver.inner, &saves, "full", "full", usize::MAX).await;
     assert_eq!(read, 3);
     let latest = saver.get_tuple(&config).await.unwrap().unwrap();

@@ -31,8 +31,8 @@ struct Recorder {
 impl OnWrite for Recorder {
     fn before<'a>(&'a self, write: Write<'a>) -> BoxFuture<'a, ()> {
         let call = match write {
-            Write::Put(_) => Call::Put,
-            Write::PutWrites(writes) => {
+            Write::Put { .. } => Call::Put,
+            Write::PutWrites { writes, .. } => {
                 Call::PutWrites(writes.iter().map(|w| w.task_id.clone()).collect())
             }
             Write::Batch(ops) => Call::Batch(
