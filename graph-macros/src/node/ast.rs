@@ -140,7 +140,7 @@ fn names_context(ty: &Type) -> bool {
 /// Return types the tokens show cannot be a node output (primitives, `String`,
 /// tuples, references, ..., also inside `Option`, `Result` and `Vec`). Aliases and
 /// user types are left to `NodeReturn`'s own message.
-fn plainly_not_output(ty: &Type) -> bool {
+pub fn plainly_not_output(ty: &Type) -> bool {
     const PLAIN: [&str; 18] = [
         "String", "str", "bool", "char", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16",
         "i32", "i64", "i128", "isize", "f32", "f64",

@@ -2,8 +2,8 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
+use syn::ItemFn;
 use syn::spanned::Spanned;
-use syn::{ItemFn, Type};
 
 use super::ast::NodeFn;
 use super::attr::NodeOptions;
@@ -116,10 +116,10 @@ pub fn expand(node: &NodeFn<'_>, options: &NodeOptions) -> TokenStream {
 }
 
 /// The stand-in for a function whose signature `#[node]` rejected (the error is
-/// reported apart): the function as `name::call`, and a node value over `state`, the
-/// type its reference parameter names, so the graph that uses it type-checks and the
+/// reported apart): the function as `name::call`, and a node value over `state` (the
+/// type its reference parameter or its return type names), so the graph that uses it type-checks and the
 /// signature is the only error.
-pub fn rejected(func: &ItemFn, options: &NodeOptions, state: &Type) -> TokenStream {
+pub fn rejected(func: &ItemFn, options: &NodeOptions, state: &TokenStream) -> TokenStream {
     let p = quote!(::stategraph::__private);
     let ident = &func.sig.ident;
     let vis = &func.vis;
