@@ -16,5 +16,8 @@ use proc_macro::TokenStream;
 /// `stategraph-agent`.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    tool::tool(args.into(), item.into()).into()
+    // The file the attribute is written in, to tell a function in an `impl` block
+    // from a free one (their tokens are the same).
+    let file = proc_macro::Span::call_site().local_file();
+    tool::tool(args.into(), item.into(), file.as_deref()).into()
 }

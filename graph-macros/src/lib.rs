@@ -7,7 +7,6 @@ mod ctxt;
 mod expand;
 mod node;
 mod reducers;
-mod source;
 mod text;
 mod valid;
 

@@ -18,6 +18,7 @@ const LIBRARY_DIRS: &[&str] = &[
     "graph/src",
     "graph-macros/src",
     "agent-macros/src",
+    "macro-source/src",
     "checkpoint-sqlite/src",
     "checkpoint-postgres/src",
     "cli/src",

@@ -151,7 +151,11 @@ fn rename_taken_update(cx: &mut Ctxt, state: &mut State<'_>, file: Option<&Path>
     let name = state.update.to_string();
     let ident = state.ident;
     if !file.is_some_and(|file| {
-        crate::source::state_sibling_named(file, &crate::source::unraw(ident), &name)
+        stategraph_macro_source::state_sibling_named(
+            file,
+            &stategraph_macro_source::unraw(ident),
+            &name,
+        )
     }) {
         return;
     }

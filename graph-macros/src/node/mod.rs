@@ -34,7 +34,11 @@ pub fn node(args: TokenStream, item: TokenStream, file: Option<&Path>) -> TokenS
     let ident = &func.sig.ident;
     if func.sig.receiver().is_none()
         && file.is_some_and(|file| {
-            crate::source::node_is_associated(file, &crate::source::unraw(ident))
+            stategraph_macro_source::is_associated(
+                file,
+                "node",
+                &stategraph_macro_source::unraw(ident),
+            )
         })
     {
         cx.error_spanned_by(
@@ -137,8 +141,9 @@ fn state_guess<'a>(func: &'a syn::ItemFn, file: Option<&Path>) -> Option<&'a syn
         .generics
         .type_params()
         .any(|p| path.path.is_ident(&p.ident));
-    let name = crate::source::unraw(&last.ident);
-    if generic || file.is_some_and(|file| crate::source::declared_non_state(file, &name)) {
+    let name = stategraph_macro_source::unraw(&last.ident);
+    if generic || file.is_some_and(|file| stategraph_macro_source::declared_non_state(file, &name))
+    {
         return None;
     }
     Some(state)

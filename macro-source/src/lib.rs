@@ -1,7 +1,10 @@
-//! The source file a macro is invoked from, for the two mistakes its tokens cannot show:
-//! `#[node]` on a function inside an `impl` block (the tokens are those of a free
-//! function), and a user item named like a type `#[derive(GraphState)]` generates (the
-//! user's item is elsewhere in the module).
+//! Support for stategraph's procedural macros (`stategraph-macros`,
+//! `stategraph-agent-macros`; use them through `stategraph` and `stategraph-agent`).
+//!
+//! The source file a macro is invoked from, for the mistakes its tokens cannot show:
+//! `#[node]` or `#[tool]` on a function inside an `impl` block (the tokens are those of
+//! a free function), and a user item named like a type `#[derive(GraphState)]`
+//! generates (the user's item is elsewhere in the module).
 //!
 //! Both questions are answered from the file's items, parsed again here: by name, not
 //! by position, and only when the answer is certain. When the file cannot be read or
@@ -18,9 +21,9 @@ use syn::{Attribute, ImplItem, Item, Stmt, TraitItem};
 /// compiler's token handles, which must not outlive the macro call that made them.
 #[derive(Default)]
 struct Summary {
-    /// Every function carrying `#[node]`: its name and whether it is in an `impl` or
-    /// `trait` block.
-    nodes: Vec<(String, bool)>,
+    /// Every function carrying `#[node]` or `#[tool]`: the attribute, the function's
+    /// name, and whether it is in an `impl` or `trait` block.
+    marked: Vec<(&'static str, String, bool)>,
     /// Every scope: the states it declares and the names in its type namespace.
     scopes: Vec<(Vec<String>, Vec<String>)>,
     /// Every struct, enum and union the file declares that is not a state.
@@ -49,6 +52,20 @@ fn summary(path: &Path) -> Option<Rc<Summary>> {
     })
 }
 
+impl Summary {
+    /// Records a function carrying one of [`MARKS`].
+    fn mark(&mut self, attrs: &[Attribute], ident: &syn::Ident, associated: bool) {
+        for mark in MARKS {
+            if attrs.iter().any(|a| last_segment_is(a.path(), mark)) {
+                self.marked.push((mark, unraw(ident), associated));
+            }
+        }
+    }
+}
+
+/// The function attributes whose expansion is only legal among a module's items.
+const MARKS: [&str; 2] = ["node", "tool"];
+
 fn summarize(file: &syn::File) -> Summary {
     let mut summary = Summary::default();
     for scope in scopes(file) {
@@ -56,28 +73,22 @@ fn summarize(file: &syn::File) -> Summary {
         let mut names = Vec::new();
         for item in scope {
             match item {
-                Item::Fn(f) if is_node(&f.attrs) => {
-                    summary.nodes.push((unraw(&f.sig.ident), false))
-                }
+                Item::Fn(f) => summary.mark(&f.attrs, &f.sig.ident, false),
                 Item::Struct(s) if derives_state(&s.attrs) => states.push(unraw(&s.ident)),
                 Item::Struct(s) => summary.others.push(unraw(&s.ident)),
                 Item::Enum(e) => summary.others.push(unraw(&e.ident)),
                 Item::Union(u) => summary.others.push(unraw(&u.ident)),
                 Item::Impl(block) => {
                     for item in &block.items {
-                        if let ImplItem::Fn(f) = item
-                            && is_node(&f.attrs)
-                        {
-                            summary.nodes.push((unraw(&f.sig.ident), true));
+                        if let ImplItem::Fn(f) = item {
+                            summary.mark(&f.attrs, &f.sig.ident, true);
                         }
                     }
                 }
                 Item::Trait(block) => {
                     for item in &block.items {
-                        if let TraitItem::Fn(f) = item
-                            && is_node(&f.attrs)
-                        {
-                            summary.nodes.push((unraw(&f.sig.ident), true));
+                        if let TraitItem::Fn(f) = item {
+                            summary.mark(&f.attrs, &f.sig.ident, true);
                         }
                     }
                 }
@@ -142,16 +153,22 @@ fn block_items(block: &syn::Block) -> Vec<&Item> {
         .collect()
 }
 
-/// `true` when every function named `name` that carries `#[node]` in `path` is inside
-/// an `impl` or `trait` block (and there is at least one).
-pub fn node_is_associated(path: &Path, name: &str) -> bool {
-    summary(path).is_some_and(|s| matches!(node_place(&s, name), (0, associated) if associated > 0))
+/// `true` when every function named `name` that carries `#[attribute]` (`node` or
+/// `tool`, by any path) in `path` is inside an `impl` or `trait` block (and there is
+/// at least one).
+pub fn is_associated(path: &Path, attribute: &str, name: &str) -> bool {
+    summary(path)
+        .is_some_and(|s| matches!(place(&s, attribute, name), (0, associated) if associated > 0))
 }
 
-/// How many `#[node]` functions named `name` are free, and how many associated.
-fn node_place(summary: &Summary, name: &str) -> (usize, usize) {
-    let of_name = summary.nodes.iter().filter(|(n, _)| n == name);
-    let associated = of_name.clone().filter(|(_, a)| *a).count();
+/// How many functions named `name` carrying `#[attribute]` are free, and how many
+/// associated.
+fn place(summary: &Summary, attribute: &str, name: &str) -> (usize, usize) {
+    let of_name = summary
+        .marked
+        .iter()
+        .filter(|(mark, n, _)| *mark == attribute && n == name);
+    let associated = of_name.clone().filter(|(_, _, a)| *a).count();
     (of_name.count() - associated, associated)
 }
 
@@ -229,11 +246,6 @@ fn use_names(tree: &syn::UseTree, names: &mut Vec<String>) {
     }
 }
 
-/// `#[node]`, `#[node(..)]` or `#[stategraph::node]`.
-fn is_node(attrs: &[Attribute]) -> bool {
-    attrs.iter().any(|a| last_segment_is(a.path(), "node"))
-}
-
 /// `#[derive(.., GraphState, ..)]`, by any path.
 fn derives_state(attrs: &[Attribute]) -> bool {
     attrs
@@ -268,8 +280,8 @@ mod tests {
         syn::parse_file(text).unwrap_or_else(|e| panic!("test source parses: {e}"))
     }
 
-    fn place(text: &str, name: &str) -> (usize, usize) {
-        node_place(&summarize(&parse(text)), name)
+    fn node_place(text: &str, name: &str) -> (usize, usize) {
+        place(&summarize(&parse(text)), "node", name)
     }
 
     #[test]
@@ -283,12 +295,18 @@ mod tests {
             fn f() { #[node] fn r#loop(s: &S) -> SUpdate { S::update() } }
             impl P { fn a(s: &S) -> SUpdate { S::update() } }
         "#;
-        assert_eq!(place(text, "a"), (1, 0));
-        assert_eq!(place(text, "b"), (1, 0));
-        assert_eq!(place(text, "c"), (0, 1));
-        assert_eq!(place(text, "d"), (0, 1));
-        assert_eq!(place(text, "e"), (0, 1));
-        assert_eq!(place(text, "loop"), (1, 0));
+        assert_eq!(node_place(text, "a"), (1, 0));
+        assert_eq!(node_place(text, "b"), (1, 0));
+        assert_eq!(node_place(text, "c"), (0, 1));
+        assert_eq!(node_place(text, "d"), (0, 1));
+        assert_eq!(node_place(text, "e"), (0, 1));
+        assert_eq!(node_place(text, "loop"), (1, 0));
+        let tools = summarize(&parse(
+            "#[tool] fn a() {} impl P { #[stategraph_agent::tool] fn b() {} #[node] fn a(s: &S) {} }",
+        ));
+        assert_eq!(place(&tools, "tool", "a"), (1, 0));
+        assert_eq!(place(&tools, "tool", "b"), (0, 1));
+        assert_eq!(place(&tools, "node", "a"), (0, 1));
     }
 
     #[test]
