@@ -133,7 +133,7 @@ impl<'a> NodeFn<'a> {
 }
 
 /// Whether a type is written as `NodeContext` (any path ending in it).
-fn names_context(ty: &Type) -> bool {
+pub fn names_context(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "NodeContext"))
 }
 

@@ -11,6 +11,7 @@ mod ast;
 mod attr;
 mod expand;
 mod name;
+mod stand_in;
 
 use std::path::Path;
 
@@ -63,10 +64,7 @@ pub fn node(args: TokenStream, item: TokenStream, file: Option<&Path>) -> TokenS
         // can be told, so using the node in a graph adds no errors to the one reported.
         None => {
             let errors = cx.into_compile_errors();
-            let state = state_guess(&func, file)
-                .map(quote::ToTokens::to_token_stream)
-                .or_else(|| state_of_output(&func));
-            match state {
+            match stand_in::state(&func, file) {
                 Some(state) => {
                     let node = expand::rejected(&func, &options, &state);
                     quote::quote!(#node #errors)
@@ -75,76 +73,4 @@ pub fn node(args: TokenStream, item: TokenStream, file: Option<&Path>) -> TokenS
             }
         }
     }
-}
-
-/// The state a rejected node function's return type names, when its input does not
-/// tell (`&str`, a type parameter): `<Output as NodeReturn>::State`, unless the
-/// output is plainly not one or names a type parameter of the function.
-fn state_of_output(func: &syn::ItemFn) -> Option<TokenStream> {
-    let syn::ReturnType::Type(_, output) = &func.sig.output else {
-        return None;
-    };
-    if func.sig.receiver().is_some() {
-        return None;
-    }
-    let generic: Vec<String> = func
-        .sig
-        .generics
-        .type_params()
-        .map(|p| p.ident.to_string())
-        .collect();
-    let tokens = quote::ToTokens::to_token_stream(output);
-    if mentions(tokens, &generic) || ast::plainly_not_output(output) {
-        return None;
-    }
-    Some(quote::quote!(<#output as ::stategraph::__private::NodeReturn>::State))
-}
-
-/// Whether `tokens` name any of `idents`, inside groups too.
-fn mentions(tokens: TokenStream, idents: &[String]) -> bool {
-    tokens.into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Ident(i) => idents.contains(&i.to_string()),
-        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), idents),
-        _ => false,
-    })
-}
-
-/// The state a rejected node function works on: the type behind its first `&T` (or
-/// `&mut T`) parameter that is not `NodeContext`, unless that is a borrowed-only type or a type
-/// the file declares without `#[derive(GraphState)]` (a `Send` payload). `None` for a
-/// method, whose receiver already says where the function went wrong.
-fn state_guess<'a>(func: &'a syn::ItemFn, file: Option<&Path>) -> Option<&'a syn::Type> {
-    if func.sig.receiver().is_some() {
-        return None;
-    }
-    let state = func.sig.inputs.iter().find_map(|arg| match arg {
-        syn::FnArg::Typed(pat) => match &*pat.ty {
-            syn::Type::Reference(r)
-                if !matches!(&*r.elem, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "NodeContext")) =>
-            {
-                Some(&*r.elem)
-            }
-            _ => None,
-        },
-        syn::FnArg::Receiver(_) => None,
-    })?;
-    let syn::Type::Path(path) = state else {
-        return None;
-    };
-    let last = path.path.segments.last()?;
-    if last.ident == "str" || !last.arguments.is_none() {
-        return None;
-    }
-    // A type parameter of the function names nothing outside it.
-    let generic = func
-        .sig
-        .generics
-        .type_params()
-        .any(|p| path.path.is_ident(&p.ident));
-    let name = stategraph_macro_source::unraw(&last.ident);
-    if generic || file.is_some_and(|file| stategraph_macro_source::declared_non_state(file, &name))
-    {
-        return None;
-    }
-    Some(state)
 }
