@@ -324,7 +324,9 @@ pub(crate) async fn snapshot_of<S: GraphState>(
             .collect();
         let ids =
             super::algo::task_ids(step, reruns, planned.iter().map(|(n, s)| (n.as_str(), *s)));
-        let mut values = lp.state.clone();
+        // The loop is only read from now on: its state moves out rather than being
+        // copied (a large state would otherwise be held twice).
+        let mut values = lp.state;
         let mut writes = Vec::new();
         let mut interrupts = Vec::new();
         if let Some(p) = &lp.persist {
