@@ -3,7 +3,7 @@
 //! it was given. A recording saver in front of it keeps every save as handed over,
 //! and each stored checkpoint is read back and compared with it: after runs with
 //! subgraph namespaces, `Send` payloads and appended values, a fork, `update_state`,
-//! a copied and a deleted thread.
+//! a copied and a deleted thread, and with long texts the saver shares by content.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -365,4 +365,129 @@ async fn every_field_of_a_checkpoint_reads_back() {
     let latest = saver.get_tuple(&config).await.unwrap().unwrap();
     assert_eq!(latest.pending_writes[1].channel, "__error__");
     assert_eq!(latest.pending_writes[0].value, json!(0.25));
+}
+
+/// A chat whose messages are long enough for the saver to share them by content
+/// between a task's write, the appended value and the list's whole copies.
+#[derive(GraphState, Clone, Debug, Default)]
+struct Chat {
+    turn: u32,
+    #[reducer(append)]
+    messages: Vec<String>,
+}
+
+/// Turn `n`'s message; every fifth turn repeats turn 0's text, so equal texts
+/// arrive from different tasks too.
+fn message(n: u32) -> String {
+    let n = if n % 5 == 4 { 0 } else { n };
+    format!("turn {n}: {}", "a long reply é ".repeat(20))
+}
+
+#[node]
+fn reply(s: &Chat) -> ChatUpdate {
+    Chat::update().turn(s.turn + 1).messages([message(s.turn)])
+}
+
+#[tokio::test]
+async fn long_texts_read_back_through_every_path() {
+    let saver = Arc::new(Recorded::new(Recording::default()));
+    let graph = StateGraph::<Chat>::new()
+        .add_node(reply)
+        .add_edge(START, reply)
+        .add_conditional_edges(
+            reply,
+            |s: &Chat| {
+                if s.turn < 20 {
+                    Route::to(reply)
+                } else {
+                    Route::end()
+                }
+            },
+            (reply, END),
+        )
+        .compile_with(CompileOptions::new().shared_checkpointer(saver.clone()))
+        .unwrap();
+    let want: Vec<String> = (0..20).map(message).collect();
+    for (thread, durability) in [("async", Durability::Async), ("sync", Durability::Sync)] {
+        let config = RunConfig::new().thread(thread).durability(durability);
+        let out = graph.invoke(Chat::update(), &config).await.unwrap();
+        assert_eq!(out.values.messages, want);
+        let state = graph.get_state(&config).await.unwrap().unwrap();
+        assert_eq!(state.values.messages, want, "restored from the saver");
+    }
+    // A long error record replacing an earlier one.
+    let latest = saver
+        .get_tuple(&CheckpointConfig::thread("sync"))
+        .await
+        .unwrap()
+        .unwrap()
+        .config;
+    for text in [message(1), message(2)] {
+        let error = PendingWrite {
+            task_id: "failed".into(),
+            idx: 0,
+            channel: "__error__".into(),
+            value: json!(text),
+        };
+        saver.put_writes(&latest, vec![error]).await.unwrap();
+    }
+
+    let saves = saver.hook.0.lock().unwrap().clone();
+    let inner = &saver.inner;
+    for thread in ["async", "sync"] {
+        assert_eq!(
+            reads_back_as_saved(inner, &saves, thread, thread, usize::MAX).await,
+            21
+        );
+        // Every stored version of the list reads back as it was saved, appended
+        // items and whole copies alike.
+        let saved: BTreeMap<u64, StoredValue> = saves
+            .iter()
+            .filter_map(|op| match op {
+                SaveOp::Checkpoint {
+                    config, checkpoint, ..
+                } if config.thread_id == thread => Some(checkpoint),
+                _ => None,
+            })
+            .filter_map(|c| {
+                let version = *c.channel_versions.get("messages")?;
+                Some((version, c.channel_values.get("messages")?.clone()))
+            })
+            .collect();
+        assert!(saved.values().any(|v| matches!(v, StoredValue::Full(_))));
+        assert!(saved.values().any(|v| matches!(v, StoredValue::Append(_))));
+        let history = inner
+            .channel_history(&CheckpointConfig::thread(thread), "messages", 0, u64::MAX)
+            .await
+            .unwrap();
+        assert_eq!(history, saved.into_iter().collect::<Vec<_>>());
+    }
+    let tuple = inner
+        .get_tuple(&CheckpointConfig::thread("sync"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(tuple.pending_writes[0].value, json!(message(2)));
+
+    // After a prune drops most of a thread, and after a copy, what is kept reads the
+    // same.
+    inner.prune("async", 2).await.unwrap();
+    inner.copy_thread("sync", "copy").await.unwrap();
+    inner.delete_thread("sync").await.unwrap();
+    assert_eq!(
+        reads_back_as_saved(inner, &saves, "async", "async", 2).await,
+        2
+    );
+    assert_eq!(
+        reads_back_as_saved(inner, &saves, "sync", "copy", usize::MAX).await,
+        21
+    );
+    for thread in ["async", "copy"] {
+        let state = graph
+            .get_state(&RunConfig::new().thread(thread))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(state.values.messages, want, "thread {thread}");
+    }
 }

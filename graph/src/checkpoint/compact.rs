@@ -6,8 +6,13 @@
 //! the public types, each costs some forty small heap objects (maps, their keys,
 //! strings). Written in this form it is one buffer. The form is private to the
 //! process: nothing written here is ever read by another build.
+//!
+//! A long string (a message, a document) can be written as a reference to a string
+//! shared by content ([`LongStrings`]) instead of inline: a task's write and the
+//! channel value it becomes (and every later whole copy of that value) then hold the
+//! text once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
@@ -63,10 +68,60 @@ impl Names {
     }
 }
 
+/// Strings at least this long are shared by content when the writer shares them.
+pub(crate) const LONG: usize = 128;
+
+/// Long strings by content, each held once however many records refer to it. A
+/// string stays while a record refers to it; [`sweep`](Self::sweep) drops the rest.
+#[derive(Clone, Default)]
+pub(crate) struct LongStrings(HashSet<Arc<str>>);
+
+impl LongStrings {
+    /// The shared copy of `s`, added when new.
+    fn share(&mut self, s: &str) -> Arc<str> {
+        if let Some(found) = self.0.get(s) {
+            return found.clone();
+        }
+        let shared: Arc<str> = Arc::from(s);
+        self.0.insert(shared.clone());
+        shared
+    }
+
+    /// Drops the strings no record refers to any more.
+    pub(crate) fn sweep(&mut self) {
+        self.0.retain(|s| Arc::strong_count(s) > 1);
+    }
+
+    /// How many strings are held.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// Whether `value` holds a string [`Writer::value`] would share.
+pub(crate) fn has_long(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.len() >= LONG,
+        Value::Array(items) => items.iter().any(has_long),
+        Value::Object(fields) => fields.values().any(has_long),
+        _ => false,
+    }
+}
+
+/// Where a writer puts the long strings it shares: the table they are shared
+/// through, and the record's own list of them (the references index into it).
+pub(crate) struct Sharing<'a> {
+    pub(crate) strings: &'a mut LongStrings,
+    pub(crate) refs: &'a mut Vec<Arc<str>>,
+}
+
 /// Appends records to a byte buffer.
 pub(crate) struct Writer<'a> {
     pub(crate) out: &'a mut Vec<u8>,
     pub(crate) names: &'a mut Names,
+    /// Where long strings go; `None` writes them inline.
+    pub(crate) sharing: Option<Sharing<'a>>,
 }
 
 impl Writer<'_> {
@@ -133,10 +188,18 @@ impl Writer<'_> {
                     self.out.extend_from_slice(&f.to_bits().to_le_bytes());
                 }
             }
-            Value::String(s) => {
-                self.byte(6);
-                self.str(s);
-            }
+            Value::String(s) => match &mut self.sharing {
+                Some(sharing) if s.len() >= LONG => {
+                    let at = sharing.refs.len();
+                    sharing.refs.push(sharing.strings.share(s));
+                    self.byte(9);
+                    self.len(at);
+                }
+                _ => {
+                    self.byte(6);
+                    self.str(s);
+                }
+            },
             Value::Array(items) => {
                 self.byte(7);
                 self.len(items.len());
@@ -179,6 +242,8 @@ pub(crate) type Read<T> = Result<T, Damaged>;
 pub(crate) struct Reader<'a> {
     pub(crate) bytes: &'a [u8],
     pub(crate) names: &'a Names,
+    /// The record's shared long strings.
+    pub(crate) long: &'a [Arc<str>],
 }
 
 impl<'a> Reader<'a> {
@@ -269,6 +334,10 @@ impl<'a> Reader<'a> {
                 }
                 Value::Object(fields)
             }
+            9 => {
+                let at = usize::try_from(self.uint()?).map_err(|_| Damaged)?;
+                Value::String(self.long.get(at).ok_or(Damaged)?.to_string())
+            }
             _ => return Err(Damaged),
         })
     }
@@ -306,11 +375,13 @@ mod tests {
         Writer {
             out: &mut out,
             names: &mut names,
+            sharing: None,
         }
         .value(value);
         let mut r = Reader {
             bytes: &out,
             names: &names,
+            long: &[],
         };
         let back = r.value().unwrap();
         assert!(r.bytes.is_empty(), "the value is read to its end");
@@ -348,12 +419,14 @@ mod tests {
         let mut w = Writer {
             out: &mut out,
             names: &mut names,
+            sharing: None,
         };
         ints.iter().for_each(|&i| w.int(i));
         uints.iter().for_each(|&u| w.uint(u));
         let mut r = Reader {
             bytes: &out,
             names: &names,
+            long: &[],
         };
         for i in ints {
             assert_eq!(r.int().unwrap(), i);
@@ -371,6 +444,7 @@ mod tests {
         let mut w = Writer {
             out: &mut out,
             names: &mut names,
+            sharing: None,
         };
         for n in ["a", "bb", "a", "a-much-longer-name-than-a-word", "bb"] {
             w.name(n);
@@ -379,6 +453,7 @@ mod tests {
         let mut r = Reader {
             bytes: &out,
             names: &names,
+            long: &[],
         };
         let read: Vec<String> = (0..5).map(|_| r.name().unwrap()).collect();
         assert_eq!(
@@ -389,6 +464,7 @@ mod tests {
         let reader = |bytes| Reader {
             bytes,
             names: &names,
+            long: &[],
         };
         assert!(reader(&[9]).name().is_err());
         assert!(reader(&[5, b'a']).str().is_err());
@@ -397,6 +473,7 @@ mod tests {
         let mut r = Reader {
             bytes: &[0xff; 11],
             names: &names,
+            long: &[],
         };
         assert!(r.uint().is_err(), "a varint longer than 64 bits is refused");
     }

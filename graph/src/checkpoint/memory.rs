@@ -5,12 +5,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
 use super::by_id::ById;
-use super::compact::{Damaged, Names};
+use super::compact::{Damaged, LongStrings, Names};
 use super::error::{CheckpointError, SaverResult};
+use super::kept::KeptValue;
 use super::lock::{LocalThreadLocks, ThreadLock};
 use super::needed::needed_ranges;
 use super::packed::{PackedEntry, PackedWrite};
-use super::record::{Place, checkpoint_what};
+use super::record::{Place, checkpoint_what, value_what};
 use super::saver::CheckpointSaver;
 use super::types::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, ListOptions, PendingWrite,
@@ -28,7 +29,9 @@ struct Namespace {
     /// Stored channel values by channel, then version. (Nested rather than keyed by
     /// `(channel, version)`: a search then compares the channel name once, not at
     /// every key it passes.)
-    values: BTreeMap<String, BTreeMap<u64, StoredValue>>,
+    values: BTreeMap<String, BTreeMap<u64, KeptValue>>,
+    /// The long strings of the namespace's writes and values, each held once.
+    long: LongStrings,
 }
 
 type Threads = HashMap<String, BTreeMap<String, Namespace>>;
@@ -108,12 +111,14 @@ impl InMemorySaver {
 
     /// Bytes of stored channel values across all threads, as compact JSON.
     pub fn stored_value_bytes(&self) -> usize {
-        self.lock()
+        let store = self.lock();
+        store
             .threads
             .values()
             .flat_map(|t| t.values())
             .flat_map(|ns| ns.values.values().flat_map(BTreeMap::values))
-            .map(|v| serde_json::to_vec(v).map_or(0, |b| b.len()))
+            .filter_map(|v| v.get(&store.names).ok())
+            .map(|v| serde_json::to_vec(&v).map_or(0, |b| b.len()))
             .sum()
     }
 }
@@ -197,7 +202,8 @@ fn store_checkpoint(
         let Some(&version) = checkpoint.channel_versions.get(&channel) else {
             continue;
         };
-        ns.values.entry(channel).or_default().insert(version, value);
+        let kept = KeptValue::keep(value, scratch, names, &mut ns.long);
+        ns.values.entry(channel).or_default().insert(version, kept);
     }
     ns.checkpoints.insert(checkpoint.id, packed);
 }
@@ -220,32 +226,39 @@ fn store_writes(
             Err(Damaged) => std::cmp::Ordering::Less,
         });
         match found {
-            Ok(at) if w.is_runtime_record() => slot[at] = PackedWrite::pack(scratch, names, w),
+            Ok(at) if w.is_runtime_record() => {
+                slot[at] = PackedWrite::pack(scratch, names, &mut ns.long, w);
+            }
             Ok(_) => {}
-            Err(at) => slot.insert(at, PackedWrite::pack(scratch, names, w)),
+            Err(at) => slot.insert(at, PackedWrite::pack(scratch, names, &mut ns.long, w)),
         }
     }
 }
 
 /// The error for a stored record that does not read back (a bug in this saver).
 fn damaged(config: &CheckpointConfig, id: &str) -> CheckpointError {
+    unreadable(checkpoint_what(id, Place::of(config)))
+}
+
+fn unreadable(what: String) -> CheckpointError {
     CheckpointError::Invalid {
-        what: checkpoint_what(id, Place::of(config)),
+        what,
         reason: "the in-memory saver cannot read back what it stored (a bug in stategraph: please report it)".into(),
     }
 }
 
 /// Fills in the channel values `checkpoint` holds in the namespace's values.
-fn fill_values(ns: &Namespace, checkpoint: &mut Checkpoint) {
+fn fill_values(names: &Names, ns: &Namespace, checkpoint: &mut Checkpoint) -> Result<(), Damaged> {
     for (channel, value) in &mut checkpoint.channel_values {
         let found = checkpoint
             .channel_versions
             .get(channel)
             .and_then(|version| ns.values.get(channel)?.get(version));
         if let Some(found) = found {
-            value.clone_from(found);
+            *value = found.get(names)?;
         }
     }
+    Ok(())
 }
 
 fn tuple(
@@ -263,7 +276,7 @@ fn tuple(
     let (mut checkpoint, metadata, parent) = e
         .unpack(names, id, |_, _| PLACEHOLDER)
         .map_err(|Damaged| damaged(config, id))?;
-    fill_values(ns, &mut checkpoint);
+    fill_values(names, ns, &mut checkpoint).map_err(|Damaged| damaged(config, id))?;
     let pending_writes = ns
         .writes
         .get(id)
@@ -422,16 +435,16 @@ impl CheckpointSaver for InMemorySaver {
             if from > to {
                 return Ok(Vec::new());
             }
-            Ok(ns
-                .values
-                .get(channel)
-                .map(|versions| {
-                    versions
-                        .range(from..=to)
-                        .map(|(v, value)| (*v, value.clone()))
-                        .collect()
+            let Some(versions) = ns.values.get(channel) else {
+                return Ok(Vec::new());
+            };
+            versions
+                .range(from..=to)
+                .map(|(v, value)| match value.get(&store.names) {
+                    Ok(value) => Ok((*v, value)),
+                    Err(Damaged) => Err(unreadable(value_what(channel, *v, Place::of(config)))),
                 })
-                .unwrap_or_default())
+                .collect()
         })
     }
 
@@ -569,6 +582,7 @@ impl CheckpointSaver for InMemorySaver {
                     });
                 }
                 ns.values.retain(|_, versions| !versions.is_empty());
+                ns.long.sweep();
             }
             Ok(())
         })

@@ -4,6 +4,7 @@
 mod by_id;
 mod compact;
 mod error;
+mod kept;
 mod lock;
 mod memory;
 mod needed;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Map;
 
-use super::compact::{Damaged, Names, Read, Reader, Writer};
+use super::compact::{Damaged, LongStrings, Names, Read, Reader, Sharing, Writer};
 use super::types::{
     Checkpoint, CheckpointMetadata, CheckpointSource, PendingWrite, PlannedTask, StepRecord,
     StoredValue, TaskRecord,
@@ -42,6 +42,7 @@ impl PackedEntry {
         let mut w = Writer {
             out: scratch,
             names,
+            sharing: None,
         };
         write_checkpoint(&mut w, checkpoint, elsewhere);
         write_metadata(&mut w, metadata);
@@ -64,6 +65,7 @@ impl PackedEntry {
         let mut r = Reader {
             bytes: &self.body,
             names,
+            long: &[],
         };
         let checkpoint = self.read_checkpoint(&mut r, id, elsewhere)?;
         let metadata = read_metadata(&mut r)?;
@@ -81,6 +83,7 @@ impl PackedEntry {
         let mut r = Reader {
             bytes: &self.body,
             names,
+            long: &[],
         };
         self.read_checkpoint(&mut r, id, elsewhere)
     }
@@ -295,40 +298,51 @@ fn read_metadata(r: &mut Reader<'_>) -> Read<CheckpointMetadata> {
     })
 }
 
-/// A stored pending write: its task id and index (the key), channel and value.
+/// A stored pending write: its task id and index (the key), channel and value; the
+/// value's long strings are shared by content with the rest of the namespace.
 #[derive(Clone)]
-pub(crate) struct PackedWrite(Box<[u8]>);
+pub(crate) struct PackedWrite {
+    body: Box<[u8]>,
+    long: Box<[Arc<str>]>,
+}
 
 impl PackedWrite {
-    pub(crate) fn pack(scratch: &mut Vec<u8>, names: &mut Names, write: &PendingWrite) -> Self {
+    pub(crate) fn pack(
+        scratch: &mut Vec<u8>,
+        names: &mut Names,
+        strings: &mut LongStrings,
+        write: &PendingWrite,
+    ) -> Self {
         scratch.clear();
+        let mut refs = Vec::new();
         let mut w = Writer {
             out: scratch,
             names,
+            sharing: Some(Sharing {
+                strings,
+                refs: &mut refs,
+            }),
         };
         w.str(&write.task_id);
         w.uint(u64::from(write.idx));
         w.name(&write.channel);
         w.value(&write.value);
-        Self(Box::from(&scratch[..]))
+        Self {
+            body: Box::from(&scratch[..]),
+            long: refs.into_boxed_slice(),
+        }
     }
 
     /// Its key: the task id and index.
     pub(crate) fn key<'a>(&'a self, names: &'a Names) -> Read<(&'a str, u32)> {
-        let mut r = Reader {
-            bytes: &self.0,
-            names,
-        };
+        let mut r = self.reader(names);
         let task_id = r.str()?;
         let idx = u32::try_from(r.uint()?).map_err(|_| Damaged)?;
         Ok((task_id, idx))
     }
 
     pub(crate) fn unpack(&self, names: &Names) -> Read<PendingWrite> {
-        let mut r = Reader {
-            bytes: &self.0,
-            names,
-        };
+        let mut r = self.reader(names);
         let task_id = r.string()?;
         let idx = u32::try_from(r.uint()?).map_err(|_| Damaged)?;
         let channel = r.name()?;
@@ -339,5 +353,13 @@ impl PackedWrite {
             channel,
             value,
         })
+    }
+
+    fn reader<'a>(&'a self, names: &'a Names) -> Reader<'a> {
+        Reader {
+            bytes: &self.body,
+            names,
+            long: &self.long,
+        }
     }
 }
