@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use stategraph::BoxFuture;
+use stategraph::checkpoint::CheckpointSaver;
 use stategraph::prelude::*;
 use stategraph_tests::intercept::{Intercepted, OnWrite, Write};
 
@@ -90,4 +91,55 @@ async fn a_slow_saver_holds_back_an_async_run_instead_of_queueing_the_thread() {
         "the largest background batch held {largest} saves of {}",
         2 * STEPS
     );
+}
+
+#[derive(GraphState, Clone, Debug, Default)]
+struct Seen {
+    /// The checkpoints stored when each step's task ran.
+    #[reducer(append)]
+    stored: Vec<usize>,
+}
+
+/// The in-memory saver's saves are over when called: an `Async` run stores each
+/// checkpoint as it makes it instead of queueing it for a background batch, so every
+/// step finds the previous one stored. A saver that does not say so is still saved
+/// in the background (the test above).
+#[tokio::test]
+async fn an_async_run_on_the_in_memory_saver_stores_each_save_as_it_comes() {
+    let saver = Arc::new(InMemorySaver::new());
+    assert!(saver.saves_inline());
+    assert!(
+        !Intercepted::new(GatedBatches {
+            open: Arc::new(AtomicBool::new(true)),
+            largest: AtomicUsize::new(0),
+        })
+        .saves_inline()
+    );
+    let mut g = StateGraph::<Seen>::new();
+    let seen = saver.clone();
+    let step = g.add_node_fn("step", move |_: &Seen| {
+        Seen::update().stored([seen.checkpoint_count()])
+    });
+    let target = step.clone();
+    g.add_edge(START, &step).add_conditional_edges(
+        &step,
+        move |s: &Seen| {
+            if s.stored.len() >= 5 {
+                Route::end()
+            } else {
+                Route::to(&target)
+            }
+        },
+        (&step, END),
+    );
+    let graph = g
+        .compile_with(CompileOptions::new().shared_checkpointer(saver.clone()))
+        .unwrap();
+    let config = RunConfig::new()
+        .thread("inline")
+        .durability(Durability::Async);
+    let out = graph.invoke(Seen::update(), &config).await.unwrap();
+    // The input checkpoint, then one more before each next step.
+    assert_eq!(out.values.stored, [1, 2, 3, 4, 5]);
+    assert_eq!(saver.checkpoint_count(), 6);
 }

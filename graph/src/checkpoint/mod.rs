@@ -7,6 +7,7 @@ mod error;
 mod kept;
 mod lock;
 mod memory;
+mod namespace;
 mod needed;
 mod packed;
 pub mod record;

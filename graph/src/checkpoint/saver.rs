@@ -79,6 +79,16 @@ pub trait CheckpointSaver: Send + Sync + 'static {
         })
     }
 
+    /// Whether a save is over as soon as it is called: it does no I/O and never
+    /// waits, so batching saves in the background gains nothing. With
+    /// `Durability::Async` a run then stores each save as it makes it, instead of
+    /// keeping the save's parts alive in a queue until a background batch (which
+    /// costs a saver like [`InMemorySaver`](super::InMemorySaver) more than the save
+    /// itself). `false` unless a saver says otherwise.
+    fn saves_inline(&self) -> bool {
+        false
+    }
+
     /// The stored values of `channel` at versions `from..=to`, in version order.
     fn channel_history<'a>(
         &'a self,

@@ -18,7 +18,9 @@ pub enum Durability {
     #[default]
     Sync,
     /// Checkpoints are saved in the background while the next step runs; the run
-    /// waits for them before returning.
+    /// waits for them before returning. A saver whose saves are over when called
+    /// (the in-memory one: see `CheckpointSaver::saves_inline`) stores each as it
+    /// comes, since waiting costs it nothing.
     Async,
     /// One checkpoint when the run ends, fails or hits its limit.
     Exit,

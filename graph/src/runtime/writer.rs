@@ -141,7 +141,13 @@ impl Persist {
 
     /// [`enqueue`](Self::enqueue), then, once [`MAX_ASYNC_BACKLOG`] saves are
     /// queued, waits until the background saver has stored them (backpressure).
+    ///
+    /// A saver whose saves are over when called ([`CheckpointSaver::saves_inline`])
+    /// stores the save now instead.
     pub(super) async fn enqueue_bounded(&mut self, op: SaveOp) -> Result<(), CheckpointError> {
+        if self.saver.saves_inline() {
+            return self.saver.put_batch(vec![op]).await;
+        }
         self.enqueue(op);
         if lock_queue(&self.queue).ops.len() >= MAX_ASYNC_BACKLOG {
             self.flush().await?;
