@@ -112,8 +112,30 @@ pub(crate) fn has_long(value: &Value) -> bool {
 /// Where a writer puts the long strings it shares: the table they are shared
 /// through, and the record's own list of them (the references index into it).
 pub(crate) struct Sharing<'a> {
-    pub(crate) strings: &'a mut LongStrings,
-    pub(crate) refs: &'a mut Vec<Arc<str>>,
+    strings: &'a mut LongStrings,
+    refs: &'a mut Vec<Arc<str>>,
+}
+
+/// A record written by `write` with its long strings shared through `strings`: its
+/// bytes, and the shared strings they refer to.
+pub(crate) fn pack_shared(
+    scratch: &mut Vec<u8>,
+    names: &mut Names,
+    strings: &mut LongStrings,
+    write: impl FnOnce(&mut Writer<'_>),
+) -> (Box<[u8]>, Box<[Arc<str>]>) {
+    scratch.clear();
+    let mut refs = Vec::new();
+    let mut w = Writer {
+        out: scratch,
+        names,
+        sharing: Some(Sharing {
+            strings,
+            refs: &mut refs,
+        }),
+    };
+    write(&mut w);
+    (Box::from(&scratch[..]), refs.into_boxed_slice())
 }
 
 /// Appends records to a byte buffer.

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::compact::{Damaged, LongStrings, Names, Read, Reader, Sharing, Writer, has_long};
+use super::compact::{Damaged, LongStrings, Names, Read, Reader, has_long, pack_shared};
 use super::types::StoredValue;
 
 const FULL: u8 = 0;
@@ -39,22 +39,11 @@ impl KeptValue {
         if !has_long(inner) {
             return Self::Plain(value);
         }
-        scratch.clear();
-        let mut refs = Vec::new();
-        let mut w = Writer {
-            out: scratch,
-            names,
-            sharing: Some(Sharing {
-                strings,
-                refs: &mut refs,
-            }),
-        };
-        w.byte(kind);
-        w.value(inner);
-        Self::Packed {
-            body: Box::from(&scratch[..]),
-            long: refs.into_boxed_slice(),
-        }
+        let (body, long) = pack_shared(scratch, names, strings, |w| {
+            w.byte(kind);
+            w.value(inner);
+        });
+        Self::Packed { body, long }
     }
 
     /// The value as it was stored.

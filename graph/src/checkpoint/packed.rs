@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Map;
 
-use super::compact::{Damaged, LongStrings, Names, Read, Reader, Sharing, Writer};
+use super::compact::{Damaged, LongStrings, Names, Read, Reader, Writer, pack_shared};
 use super::types::{
     Checkpoint, CheckpointMetadata, CheckpointSource, PendingWrite, PlannedTask, StepRecord,
     StoredValue, TaskRecord,
@@ -313,24 +313,13 @@ impl PackedWrite {
         strings: &mut LongStrings,
         write: &PendingWrite,
     ) -> Self {
-        scratch.clear();
-        let mut refs = Vec::new();
-        let mut w = Writer {
-            out: scratch,
-            names,
-            sharing: Some(Sharing {
-                strings,
-                refs: &mut refs,
-            }),
-        };
-        w.str(&write.task_id);
-        w.uint(u64::from(write.idx));
-        w.name(&write.channel);
-        w.value(&write.value);
-        Self {
-            body: Box::from(&scratch[..]),
-            long: refs.into_boxed_slice(),
-        }
+        let (body, long) = pack_shared(scratch, names, strings, |w| {
+            w.str(&write.task_id);
+            w.uint(u64::from(write.idx));
+            w.name(&write.channel);
+            w.value(&write.value);
+        });
+        Self { body, long }
     }
 
     /// Its key: the task id and index.
