@@ -27,11 +27,13 @@ const VALUES_SQL: &str =
      ON CONFLICT (thread_id, checkpoint_ns, channel, version)
      DO UPDATE SET value = excluded.value";
 
-// The next numbers of each thread's order, in the order of the rows (`n`); a
-// checkpoint stored again keeps its own and takes none. The caller holds the thread, so
-// no other writer takes the same numbers (writers that do not are ordered by id among
-// equal numbers). The statement sees the table as it was before it, so the rows of this
-// save count from the thread's highest number then.
+// The next numbers of each thread's order, in the order of the rows (`n`). The caller
+// holds the thread, so no other writer takes the same numbers (writers that do not are
+// ordered by id among equal numbers). The statement sees the table as it was before
+// it, so the rows of this save count from the thread's highest number then. A
+// checkpoint stored again keeps its own number (the update leaves `seq` alone), so the
+// number its row took is left unused: the order stays that of storing the rows one
+// after another, without looking each id up first.
 const CHECKPOINTS_SQL: &str = "WITH r AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
                             $6::text[], $7::text[])
@@ -44,11 +46,20 @@ const CHECKPOINTS_SQL: &str = "WITH r AS (
        (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
         metadata, seq)
      SELECT r.t, r.ns, r.id, r.parent, r.checkpoint, r.value_channels, r.metadata,
-         COALESCE(s.seq, base.top + count(*) FILTER (WHERE s.seq IS NULL)
-                                    OVER (PARTITION BY r.t, r.ns ORDER BY r.n))
+         base.top + row_number() OVER (PARTITION BY r.t, r.ns ORDER BY r.n)
      FROM r JOIN base ON base.t = r.t AND base.ns = r.ns
-     LEFT JOIN stategraph_checkpoints AS s
-       ON s.thread_id = r.t AND s.checkpoint_ns = r.ns AND s.checkpoint_id = r.id
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+       parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
+       value_channels = excluded.value_channels, metadata = excluded.metadata";
+
+/// [`CHECKPOINTS_SQL`] for one row: the common save of a `sync` step or a `put`, for
+/// which the server plans and runs this simpler statement faster.
+const CHECKPOINT_SQL: &str = "INSERT INTO stategraph_checkpoints
+     (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
+      metadata, seq)
+     VALUES ($1, $2, $3, $4, $5, $6, $7,
+         (SELECT COALESCE(MAX(seq), 0) + 1 FROM stategraph_checkpoints
+          WHERE thread_id = $1 AND checkpoint_ns = $2))
      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
        parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
        value_channels = excluded.value_channels, metadata = excluded.metadata";
@@ -185,8 +196,22 @@ impl Rows {
         if !self.values.rows.is_empty() {
             out.push((VALUES_SQL, values_params(self.values.rows)));
         }
-        if !self.checkpoints.rows.is_empty() {
-            out.push((CHECKPOINTS_SQL, checkpoint_params(self.checkpoints.rows)));
+        let mut checkpoints = self.checkpoints.rows;
+        if checkpoints.len() == 1
+            && let Some((place, row)) = checkpoints.pop()
+        {
+            let params: Params = vec![
+                Box::new(place.thread_id),
+                Box::new(place.checkpoint_ns),
+                Box::new(row.id),
+                Box::new(row.parent_id),
+                Box::new(row.checkpoint),
+                Box::new(row.value_channels),
+                Box::new(row.metadata),
+            ];
+            out.push((CHECKPOINT_SQL, params));
+        } else if !checkpoints.is_empty() {
+            out.push((CHECKPOINTS_SQL, checkpoint_params(checkpoints)));
         }
         for (rows, sql) in [
             (self.keep.rows, WRITES_KEEP_SQL),

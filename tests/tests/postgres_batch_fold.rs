@@ -4,11 +4,12 @@
 //! its first place in the thread's order), a channel value at the same version (the
 //! latest), a special write of a task stored twice (the latest), a task's own write
 //! stored twice (the first), a checkpoint stored before the batch and again in it (it
-//! keeps its number, and takes none from the ones after it).
+//! keeps its place in the thread's order).
 //!
 //! Each case runs its ops on two threads of one schema: one `put_batch` per op on the
 //! first, one `put_batch` of all the ops on the second; the three tables must then hold
-//! the same rows for both (thread ids aside).
+//! the same rows for both, thread ids aside, and a checkpoint's order number (`seq`) as
+//! its place in its namespace: a batch may leave numbers unused.
 //!
 //! Needs a server: set `STATEGRAPH_POSTGRES_URL` (see `stategraph_tests::servers`).
 
@@ -65,14 +66,22 @@ fn write(task: &str, idx: u32, channel: &str, n: i64) -> PendingWrite {
 }
 
 /// Every row of the thread in the saver's three tables, as JSON text without the
-/// thread id, sorted.
+/// thread id and with a checkpoint's place in its namespace for its number, sorted.
 async fn dump(client: &tokio_postgres::Client, schema: &str, thread: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for table in ["checkpoints", "values", "writes"] {
+    for (table, place) in [
+        (
+            "checkpoints",
+            "- 'seq' || jsonb_build_object('place',
+                 rank() OVER (PARTITION BY checkpoint_ns ORDER BY seq))",
+        ),
+        ("values", ""),
+        ("writes", ""),
+    ] {
         let rows = client
             .query(
                 &format!(
-                    "SELECT '{table} ' || (to_jsonb(t) - 'thread_id')::text
+                    "SELECT '{table} ' || (to_jsonb(t) - 'thread_id' {place})::text
                      FROM {schema}.stategraph_{table} AS t WHERE thread_id = $1"
                 ),
                 &[&thread],
@@ -173,7 +182,7 @@ async fn a_checkpoint_stored_twice_in_a_batch_keeps_its_first_place_and_its_last
 }
 
 #[tokio::test]
-async fn a_checkpoint_stored_before_the_batch_and_again_in_it_takes_no_new_number() {
+async fn a_checkpoint_stored_before_the_batch_and_again_in_it_keeps_its_place() {
     let (a, b, c) = (
         conformance::checkpoint(1),
         conformance::checkpoint(2),
@@ -185,7 +194,7 @@ async fn a_checkpoint_stored_before_the_batch_and_again_in_it_takes_no_new_numbe
     ];
     let ops = [
         cp("", Some(b.id.clone()), c.clone(), 2),
-        // `a` again: it keeps its number, the next checkpoint follows `c` directly.
+        // `a` again: it keeps its place, before `b`; the next checkpoint follows `c`.
         cp("", None, checkpoint_as(&a.id, 1, 10), 5),
         cp("", Some(c.id.clone()), conformance::checkpoint(4), 3),
         cp("", Some(c.id.clone()), checkpoint_as(&b.id, 2, 20), 6),
