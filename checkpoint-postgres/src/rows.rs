@@ -33,12 +33,14 @@ const VALUES_SQL: &str =
 // it, so the rows of this save count from the thread's highest number then. A
 // checkpoint stored again keeps its own number (the update leaves `seq` alone), so the
 // number its row took is left unused: the order stays that of storing the rows one
-// after another, without looking each id up first.
+// after another, without looking each id up first. `base` is computed once per
+// thread, before the first row is inserted: inlined, its MAX ran once per row and
+// walked back over the rows this statement had inserted so far (quadratic in the batch).
 const CHECKPOINTS_SQL: &str = "WITH r AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
                             $6::text[], $7::text[])
            WITH ORDINALITY AS r(t, ns, id, parent, checkpoint, value_channels, metadata, n)),
-     base AS (
+     base AS MATERIALIZED (
        SELECT t, ns, (SELECT COALESCE(MAX(seq), 0) FROM stategraph_checkpoints
                       WHERE thread_id = d.t AND checkpoint_ns = d.ns) AS top
        FROM (SELECT DISTINCT t, ns FROM r) AS d)
