@@ -21,6 +21,15 @@ use tokio_postgres::types::ToSql;
 /// A statement's parameters.
 pub(crate) type Params = Vec<Box<dyn ToSql + Sync + Send>>;
 
+/// [`VALUES_SQL`] for rows of one thread and namespace (`$1`, `$2`): every `sync` step
+/// and most batches. Unnesting two arrays fewer, and the statement of a `sync` step is
+/// the one it was before saves were folded.
+const VALUES_ONE_SQL: &str =
+    "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
+     SELECT $1, $2, c, v, j FROM unnest($3::text[], $4::bigint[], $5::text[]) AS r(c, v, j)
+     ON CONFLICT (thread_id, checkpoint_ns, channel, version)
+     DO UPDATE SET value = excluded.value";
+
 const VALUES_SQL: &str =
     "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
@@ -72,6 +81,23 @@ const WRITES_KEEP_SQL: &str = "INSERT INTO stategraph_writes
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[],
                           $6::text[], $7::text[])
      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING";
+
+/// [`WRITES_KEEP_SQL`] for rows of one thread and namespace (`$1`, `$2`).
+const WRITES_KEEP_ONE_SQL: &str = "INSERT INTO stategraph_writes
+     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+     SELECT $1, $2, k, t, i, c, v
+     FROM unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+         AS r(k, t, i, c, v)
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING";
+
+/// [`WRITES_REPLACE_SQL`] for rows of one thread and namespace (`$1`, `$2`).
+const WRITES_REPLACE_ONE_SQL: &str = "INSERT INTO stategraph_writes
+     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+     SELECT $1, $2, k, t, i, c, v
+     FROM unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+         AS r(k, t, i, c, v)
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+     DO UPDATE SET channel = excluded.channel, value = excluded.value";
 
 /// A special write (an error or an interrupt) is replaced by the task's latest.
 const WRITES_REPLACE_SQL: &str = "INSERT INTO stategraph_writes
@@ -196,7 +222,7 @@ impl Rows {
     pub(crate) fn into_statements(self) -> Vec<(&'static str, Params)> {
         let mut out = Vec::with_capacity(4);
         if !self.values.rows.is_empty() {
-            out.push((VALUES_SQL, values_params(self.values.rows)));
+            out.push(values_statement(self.values.rows));
         }
         let mut checkpoints = self.checkpoints.rows;
         if checkpoints.len() == 1
@@ -216,43 +242,55 @@ impl Rows {
             out.push((CHECKPOINTS_SQL, checkpoint_params(checkpoints)));
         }
         for (rows, sql) in [
-            (self.keep.rows, WRITES_KEEP_SQL),
-            (self.replace.rows, WRITES_REPLACE_SQL),
+            (self.keep.rows, [WRITES_KEEP_ONE_SQL, WRITES_KEEP_SQL]),
+            (
+                self.replace.rows,
+                [WRITES_REPLACE_ONE_SQL, WRITES_REPLACE_SQL],
+            ),
         ] {
             if !rows.is_empty() {
-                out.push((sql, write_params(rows)));
+                out.push(write_statement(rows, sql));
             }
         }
         out
     }
 }
 
-/// The thread and namespace columns of `rows`.
-fn place_columns<R>(rows: &[(ThreadNs, R)]) -> (Vec<String>, Vec<String>) {
-    rows.iter()
+/// The thread and namespace columns of `rows`: arrays, or, when every row has the
+/// same, that one (`true`).
+fn place_columns<R>(rows: &[(ThreadNs, R)]) -> (bool, Params) {
+    if let Some((first, _)) = rows.first()
+        && rows.iter().all(|(p, _)| p == first)
+    {
+        let (thread, ns) = (first.thread_id.clone(), first.checkpoint_ns.clone());
+        return (true, vec![Box::new(thread), Box::new(ns)]);
+    }
+    let (threads, namespaces): (Vec<String>, Vec<String>) = rows
+        .iter()
         .map(|(p, _)| (p.thread_id.clone(), p.checkpoint_ns.clone()))
-        .unzip()
+        .unzip();
+    (false, vec![Box::new(threads), Box::new(namespaces)])
 }
 
-fn values_params(rows: Vec<(ThreadNs, ValueRow)>) -> Params {
-    let (threads, namespaces) = place_columns(&rows);
+fn values_statement(rows: Vec<(ThreadNs, ValueRow)>) -> (&'static str, Params) {
+    let (one, mut params) = place_columns(&rows);
     let (mut channels, mut versions, mut jsons) = (Vec::new(), Vec::new(), Vec::new());
     for (_, row) in rows {
         channels.push(row.channel);
         versions.push(row.version);
         jsons.push(row.json);
     }
-    vec![
-        Box::new(threads),
-        Box::new(namespaces),
-        Box::new(channels),
-        Box::new(versions),
-        Box::new(jsons),
-    ]
+    params.push(Box::new(channels));
+    params.push(Box::new(versions));
+    params.push(Box::new(jsons));
+    (if one { VALUES_ONE_SQL } else { VALUES_SQL }, params)
 }
 
 fn checkpoint_params(rows: Vec<(ThreadNs, CheckpointRow)>) -> Params {
-    let (threads, namespaces) = place_columns(&rows);
+    let (threads, namespaces): (Vec<String>, Vec<String>) = rows
+        .iter()
+        .map(|(p, _)| (p.thread_id.clone(), p.checkpoint_ns.clone()))
+        .unzip();
     let n = rows.len();
     let (mut ids, mut parents, mut checkpoints) = (
         Vec::with_capacity(n),
@@ -278,8 +316,13 @@ fn checkpoint_params(rows: Vec<(ThreadNs, CheckpointRow)>) -> Params {
     ]
 }
 
-fn write_params(rows: Vec<(ThreadNs, WriteRow)>) -> Params {
-    let (threads, namespaces) = place_columns(&rows);
+/// The statement storing `rows`: `sql[0]` if they share a thread and namespace,
+/// else `sql[1]`.
+fn write_statement(
+    rows: Vec<(ThreadNs, WriteRow)>,
+    sql: [&'static str; 2],
+) -> (&'static str, Params) {
+    let (one, mut params) = place_columns(&rows);
     let n = rows.len();
     let (mut ids, mut tasks, mut idxs) = (
         Vec::with_capacity(n),
@@ -294,13 +337,10 @@ fn write_params(rows: Vec<(ThreadNs, WriteRow)>) -> Params {
         channels.push(row.channel);
         jsons.push(row.json);
     }
-    vec![
-        Box::new(threads),
-        Box::new(namespaces),
-        Box::new(ids),
-        Box::new(tasks),
-        Box::new(idxs),
-        Box::new(channels),
-        Box::new(jsons),
-    ]
+    params.push(Box::new(ids));
+    params.push(Box::new(tasks));
+    params.push(Box::new(idxs));
+    params.push(Box::new(channels));
+    params.push(Box::new(jsons));
+    (if one { sql[0] } else { sql[1] }, params)
 }
