@@ -183,6 +183,7 @@ mod kv;
 mod lock;
 mod pool;
 mod probe;
+mod rows;
 mod save;
 mod saver;
 mod schema;

@@ -2,10 +2,11 @@
 //!
 //! A save is planned first, without the network: its records encoded, its
 //! statements listed with their parameters (the lock checks of the threads this
-//! process holds first, then each op's inserts in order). Then, on one connection,
-//! the statements are prepared (once per connection: the pool keeps them), and
-//! `BEGIN`, every statement and `COMMIT` are sent back to back and their answers read
-//! together, so the save waits for the server once. The server runs them in order in
+//! process holds first, then one insert per table for the rows of all its ops, see
+//! [`crate::rows`]). Then, on one connection, the statements are prepared (once per
+//! connection: the pool keeps them), and `BEGIN`, every statement and `COMMIT` are
+//! sent back to back and their answers read together, so the save waits for the
+//! server once. The server runs them in order in
 //! one transaction: a statement that fails aborts it, and the `COMMIT` behind it then
 //! ends it as a rollback, so a failed save stores nothing.
 
@@ -22,6 +23,7 @@ use tokio_postgres::types::ToSql;
 
 use crate::error::Failure;
 use crate::lock;
+use crate::rows::{CheckpointRow, Params, Rows, ThreadNs, ValueRow, WriteRow};
 use crate::saver::PostgresSaver;
 use crate::store::{Result, encode, version_param};
 
@@ -31,55 +33,20 @@ use crate::store::{Result, encode, version_param};
 const LOCK_SQL: &str = "SELECT 1 / (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
      AND pid = $1 AND classid = $2 AND objid = $3 AND objsubid = 1 AND granted)";
 
-const VALUES_SQL: &str =
-    "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
-     SELECT $1, $2, c, v, j FROM unnest($3::text[], $4::bigint[], $5::text[]) AS r(c, v, j)
-     ON CONFLICT (thread_id, checkpoint_ns, channel, version)
-     DO UPDATE SET value = excluded.value";
-
-// The next number of the thread's order; a checkpoint stored again keeps its own. The
-// caller holds the thread, so no other writer takes the same number (writers that do
-// not are ordered by id among equal numbers). Statements of one save run in order, so
-// a later checkpoint of the same save sees the earlier one's number.
-const CHECKPOINT_SQL: &str = "INSERT INTO stategraph_checkpoints
-     (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
-      metadata, seq)
-     VALUES ($1, $2, $3, $4, $5, $6, $7,
-         (SELECT COALESCE(MAX(seq), 0) + 1 FROM stategraph_checkpoints
-          WHERE thread_id = $1 AND checkpoint_ns = $2))
-     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-       parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
-       value_channels = excluded.value_channels, metadata = excluded.metadata";
-
-/// A task's own writes are fixed once stored.
-const WRITES_KEEP_SQL: &str = "INSERT INTO stategraph_writes
-     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
-     SELECT $1, $2, $3, t, i, c, v
-     FROM unnest($4::text[], $5::bigint[], $6::text[], $7::text[]) AS r(t, i, c, v)
-     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING";
-
-/// A special write (an error or an interrupt) is replaced by the task's latest.
-const WRITES_REPLACE_SQL: &str = "INSERT INTO stategraph_writes
-     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
-     SELECT $1, $2, $3, t, i, c, v
-     FROM unnest($4::text[], $5::bigint[], $6::text[], $7::text[]) AS r(t, i, c, v)
-     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-     DO UPDATE SET channel = excluded.channel, value = excluded.value";
-
-type Param = Box<dyn ToSql + Sync + Send>;
-
 /// One statement of a save.
 struct Step {
     sql: &'static str,
-    params: Vec<Param>,
+    params: Params,
     /// For a lock check: the thread and the lock session's backend.
     lock: Option<(String, i32)>,
 }
 
-/// The statements of one save, in the order the server runs them.
+/// One save: the lock checks, run first, then the rows of its ops, stored with one
+/// statement per table however many ops the save holds (see [`crate::rows`]).
 #[derive(Default)]
 pub(crate) struct Save {
-    steps: Vec<Step>,
+    checks: Vec<Step>,
+    rows: Rows,
 }
 
 impl Save {
@@ -87,16 +54,15 @@ impl Save {
     pub(crate) fn check_lock(&mut self, thread_id: &str, pid: i32, key: i64) {
         // A bigint advisory key shows in pg_locks as its high and low halves.
         let (high, low) = ((key >> 32) as u32, key as u32);
-        self.steps.push(Step {
+        self.checks.push(Step {
             sql: LOCK_SQL,
             params: vec![Box::new(pid), Box::new(high), Box::new(low)],
             lock: Some((thread_id.to_string(), pid)),
         });
     }
 
-    /// Adds the statements storing `checkpoint` (its channel values in
-    /// `stategraph_values`, the rest in `stategraph_checkpoints`); returns where it
-    /// will be stored.
+    /// Adds the rows storing `checkpoint` (its channel values in `stategraph_values`,
+    /// the rest in `stategraph_checkpoints`); returns where it will be stored.
     pub(crate) fn checkpoint(
         &mut self,
         limit: usize,
@@ -106,60 +72,56 @@ impl Save {
     ) -> Result<CheckpointConfig> {
         let place = Place::of(config);
         let what = checkpoint_what(&checkpoint.id, place);
-        let (mut versions, mut jsons, mut channels) = (Vec::new(), Vec::new(), Vec::new());
+        let owner = ThreadNs {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+        };
+        let mut values = Vec::new();
+        let mut channels = Vec::new();
         // A value of a channel with no version stays inline: there is no version to find
         // it at again.
-        let values = std::mem::take(&mut checkpoint.channel_values);
-        for (channel, value) in values {
+        let taken = std::mem::take(&mut checkpoint.channel_values);
+        for (channel, value) in taken {
             let Some(version) = checkpoint.channel_versions.get(&channel).copied() else {
                 encode(&value, limit, || value_what(&channel, 0, place))?;
                 checkpoint.channel_values.insert(channel, value);
                 continue;
             };
-            versions.push(version_param(&channel, version)?);
-            jsons.push(encode(&value, limit, || {
-                value_what(&channel, version, place)
-            })?);
+            let json = encode(&value, limit, || value_what(&channel, version, place))?;
+            values.push(ValueRow {
+                channel: channel.clone(),
+                version: version_param(&channel, version)?,
+                json,
+            });
             channels.push(channel);
         }
         let checkpoint_json = encode(&checkpoint, limit, || what.clone())?;
         let metadata_json = encode(metadata, limit, || format!("metadata of {what}"))?;
         let value_channels = encode(&channels, limit, || format!("value list of {what}"))?;
-        if !channels.is_empty() {
-            self.steps.push(Step {
-                sql: VALUES_SQL,
-                params: vec![
-                    Box::new(config.thread_id.clone()),
-                    Box::new(config.checkpoint_ns.clone()),
-                    Box::new(channels),
-                    Box::new(versions),
-                    Box::new(jsons),
-                ],
-                lock: None,
-            });
+        // Nothing is added before every record of the op is encoded: an op refused
+        // for its size leaves the save as it was.
+        for row in values {
+            self.rows.value(&owner, row);
         }
-        self.steps.push(Step {
-            sql: CHECKPOINT_SQL,
-            params: vec![
-                Box::new(config.thread_id.clone()),
-                Box::new(config.checkpoint_ns.clone()),
-                Box::new(checkpoint.id.clone()),
-                Box::new(config.checkpoint_id.clone()),
-                Box::new(checkpoint_json),
-                Box::new(value_channels),
-                Box::new(metadata_json),
-            ],
-            lock: None,
-        });
+        self.rows.checkpoint(
+            &owner,
+            CheckpointRow {
+                id: checkpoint.id.clone(),
+                parent_id: config.checkpoint_id.clone(),
+                checkpoint: checkpoint_json,
+                value_channels,
+                metadata: metadata_json,
+            },
+        );
         Ok(CheckpointConfig {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.checkpoint_ns.clone(),
+            thread_id: owner.thread_id,
+            checkpoint_ns: owner.checkpoint_ns,
             checkpoint_id: Some(checkpoint.id),
         })
     }
 
-    /// Adds the statements storing `writes` as pending writes of the checkpoint
-    /// `config` names.
+    /// Adds the rows storing `writes` as pending writes of the checkpoint `config`
+    /// names.
     pub(crate) fn writes(
         &mut self,
         limit: usize,
@@ -168,8 +130,11 @@ impl Save {
     ) -> Result<()> {
         let place = Place::of(config);
         let id = config.checkpoint_id.as_deref().unwrap_or_default();
-        let mut keep = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut replace = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let owner = ThreadNs {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+        };
+        let mut rows = Vec::with_capacity(writes.len());
         for w in writes {
             let json = encode(&w.value, limit, || {
                 format!(
@@ -177,48 +142,42 @@ impl Save {
                     w.idx, w.task_id
                 )
             })?;
-            let into = if w.is_runtime_record() {
-                &mut replace
-            } else {
-                &mut keep
+            let row = WriteRow {
+                checkpoint_id: id.to_string(),
+                task_id: w.task_id.clone(),
+                idx: i64::from(w.idx),
+                channel: w.channel.clone(),
+                json,
             };
-            into.0.push(w.task_id.clone());
-            into.1.push(i64::from(w.idx));
-            into.2.push(w.channel.clone());
-            into.3.push(json);
+            rows.push((row, w.is_runtime_record()));
         }
-        for (rows, sql) in [(keep, WRITES_KEEP_SQL), (replace, WRITES_REPLACE_SQL)] {
-            if rows.0.is_empty() {
-                continue;
-            }
-            self.steps.push(Step {
-                sql,
-                params: vec![
-                    Box::new(config.thread_id.clone()),
-                    Box::new(config.checkpoint_ns.clone()),
-                    Box::new(id.to_string()),
-                    Box::new(rows.0),
-                    Box::new(rows.1),
-                    Box::new(rows.2),
-                    Box::new(rows.3),
-                ],
-                lock: None,
-            });
+        for (row, replace) in rows {
+            self.rows.write(&owner, row, replace);
         }
         Ok(())
     }
 
     /// Runs the save on `client` in one transaction: all of it is stored, or none.
     pub(crate) async fn run(self, saver: &PostgresSaver, client: &Client) -> Result<()> {
-        if self.steps.is_empty() {
+        let mut steps = self.checks;
+        steps.extend(
+            self.rows
+                .into_statements()
+                .into_iter()
+                .map(|(sql, params)| Step {
+                    sql,
+                    params,
+                    lock: None,
+                }),
+        );
+        if steps.is_empty() {
             return Ok(());
         }
-        let mut statements = Vec::with_capacity(self.steps.len());
-        for step in &self.steps {
+        let mut statements = Vec::with_capacity(steps.len());
+        for step in &steps {
             statements.push(client.prepare_cached(step.sql).await?);
         }
-        let params: Vec<Vec<&(dyn ToSql + Sync)>> = self
-            .steps
+        let params: Vec<Vec<&(dyn ToSql + Sync)>> = steps
             .iter()
             .map(|s| s.params.iter().map(|p| p.as_ref() as _).collect())
             .collect();
@@ -229,7 +188,7 @@ impl Save {
         }
         // The first failure is the cause; the statements after it only report the
         // aborted transaction.
-        for (step, answer) in self.steps.iter().zip(answers) {
+        for (step, answer) in steps.iter().zip(answers) {
             match (answer, &step.lock) {
                 (Ok(_), _) => {}
                 (Err(e), Some((thread_id, pid)))

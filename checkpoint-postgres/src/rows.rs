@@ -1,0 +1,347 @@
+//! A save's rows, gathered per table and stored with one statement per table.
+//!
+//! A `put_batch` of `async` durability holds the ops of many supersteps; storing each
+//! op with statements of its own costs the server an executor start-up, a bind and an
+//! execute per statement. Instead the rows of every op are gathered here, one list per
+//! table, and sent as arrays that one `INSERT ... SELECT FROM unnest(...)` stores.
+//!
+//! One statement sees the table as it was before it started, and `ON CONFLICT DO
+//! UPDATE` refuses to touch a row twice, so a key that comes twice in a save is
+//! resolved here first, to what storing the ops one after another would leave: the
+//! last row for a table whose conflicts update (values, checkpoints, special writes),
+//! the first for one whose conflicts keep the stored row (a task's own writes). A
+//! checkpoint stored twice keeps the place of its first store in the thread's order.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::Hash;
+
+use tokio_postgres::types::ToSql;
+
+/// A statement's parameters.
+pub(crate) type Params = Vec<Box<dyn ToSql + Sync + Send>>;
+
+/// [`VALUES_SQL`] for rows of one thread and namespace (`$1`, `$2`): every `sync` step
+/// and most batches. Unnesting two arrays fewer, and the statement of a `sync` step is
+/// the one it was before saves were folded.
+const VALUES_ONE_SQL: &str =
+    "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
+     SELECT $1, $2, c, v, j FROM unnest($3::text[], $4::bigint[], $5::text[]) AS r(c, v, j)
+     ON CONFLICT (thread_id, checkpoint_ns, channel, version)
+     DO UPDATE SET value = excluded.value";
+
+const VALUES_SQL: &str =
+    "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
+     ON CONFLICT (thread_id, checkpoint_ns, channel, version)
+     DO UPDATE SET value = excluded.value";
+
+// The next numbers of each thread's order, in the order of the rows (`n`). The caller
+// holds the thread, so no other writer takes the same numbers (writers that do not are
+// ordered by id among equal numbers). The statement sees the table as it was before
+// it, so the rows of this save count from the thread's highest number then. A
+// checkpoint stored again keeps its own number (the update leaves `seq` alone), so the
+// number its row took is left unused: the order stays that of storing the rows one
+// after another, without looking each id up first. `base` is computed once per
+// thread, before the first row is inserted: inlined, its MAX ran once per row and
+// walked back over the rows this statement had inserted so far (quadratic in the batch).
+const CHECKPOINTS_SQL: &str = "WITH r AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+                            $6::text[], $7::text[])
+           WITH ORDINALITY AS r(t, ns, id, parent, checkpoint, value_channels, metadata, n)),
+     base AS MATERIALIZED (
+       SELECT t, ns, (SELECT COALESCE(MAX(seq), 0) FROM stategraph_checkpoints
+                      WHERE thread_id = d.t AND checkpoint_ns = d.ns) AS top
+       FROM (SELECT DISTINCT t, ns FROM r) AS d)
+     INSERT INTO stategraph_checkpoints
+       (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
+        metadata, seq)
+     SELECT r.t, r.ns, r.id, r.parent, r.checkpoint, r.value_channels, r.metadata,
+         base.top + row_number() OVER (PARTITION BY r.t, r.ns ORDER BY r.n)
+     FROM r JOIN base ON base.t = r.t AND base.ns = r.ns
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+       parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
+       value_channels = excluded.value_channels, metadata = excluded.metadata";
+
+/// [`CHECKPOINTS_SQL`] for one row: the common save of a `sync` step or a `put` keeps
+/// the statement it had before saves were folded (the folded one costs the server
+/// about as much for one row, a few percent more in `pgbench`).
+const CHECKPOINT_SQL: &str = "INSERT INTO stategraph_checkpoints
+     (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
+      metadata, seq)
+     VALUES ($1, $2, $3, $4, $5, $6, $7,
+         (SELECT COALESCE(MAX(seq), 0) + 1 FROM stategraph_checkpoints
+          WHERE thread_id = $1 AND checkpoint_ns = $2))
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+       parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
+       value_channels = excluded.value_channels, metadata = excluded.metadata";
+
+/// A task's own writes are fixed once stored.
+const WRITES_KEEP_SQL: &str = "INSERT INTO stategraph_writes
+     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[],
+                          $6::text[], $7::text[])
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING";
+
+/// [`WRITES_KEEP_SQL`] for rows of one thread and namespace (`$1`, `$2`).
+const WRITES_KEEP_ONE_SQL: &str = "INSERT INTO stategraph_writes
+     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+     SELECT $1, $2, k, t, i, c, v
+     FROM unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+         AS r(k, t, i, c, v)
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING";
+
+/// [`WRITES_REPLACE_SQL`] for rows of one thread and namespace (`$1`, `$2`).
+const WRITES_REPLACE_ONE_SQL: &str = "INSERT INTO stategraph_writes
+     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+     SELECT $1, $2, k, t, i, c, v
+     FROM unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+         AS r(k, t, i, c, v)
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+     DO UPDATE SET channel = excluded.channel, value = excluded.value";
+
+/// A special write (an error or an interrupt) is replaced by the task's latest.
+const WRITES_REPLACE_SQL: &str = "INSERT INTO stategraph_writes
+     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[],
+                          $6::text[], $7::text[])
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+     DO UPDATE SET channel = excluded.channel, value = excluded.value";
+
+/// Rows of one table, one per key, in the order their keys first came.
+struct Keyed<K, R> {
+    index: HashMap<K, usize>,
+    rows: Vec<R>,
+}
+
+impl<K, R> Default for Keyed<K, R> {
+    fn default() -> Self {
+        Self {
+            index: HashMap::new(),
+            rows: Vec::new(),
+        }
+    }
+}
+
+impl<K: Hash + Eq, R> Keyed<K, R> {
+    /// Adds `row`; a row of the same key already there is replaced by it.
+    fn last_wins(&mut self, key: K, row: R) {
+        match self.index.entry(key) {
+            Entry::Occupied(at) => self.rows[*at.get()] = row,
+            Entry::Vacant(at) => {
+                at.insert(self.rows.len());
+                self.rows.push(row);
+            }
+        }
+    }
+
+    /// Adds `row` unless a row of the same key is there already.
+    fn first_wins(&mut self, key: K, row: R) {
+        if let Entry::Vacant(at) = self.index.entry(key) {
+            at.insert(self.rows.len());
+            self.rows.push(row);
+        }
+    }
+}
+
+/// Where a row belongs: thread and namespace.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct ThreadNs {
+    pub(crate) thread_id: String,
+    pub(crate) checkpoint_ns: String,
+}
+
+/// A channel value at its version.
+pub(crate) struct ValueRow {
+    pub(crate) channel: String,
+    pub(crate) version: i64,
+    pub(crate) json: String,
+}
+
+/// A checkpoint row, its values stored apart.
+pub(crate) struct CheckpointRow {
+    pub(crate) id: String,
+    pub(crate) parent_id: Option<String>,
+    pub(crate) checkpoint: String,
+    pub(crate) value_channels: String,
+    pub(crate) metadata: String,
+}
+
+/// A pending write of the checkpoint `checkpoint_id`.
+pub(crate) struct WriteRow {
+    pub(crate) checkpoint_id: String,
+    pub(crate) task_id: String,
+    pub(crate) idx: i64,
+    pub(crate) channel: String,
+    pub(crate) json: String,
+}
+
+type WriteKey = (ThreadNs, String, String, i64);
+
+/// The rows of a save, per table.
+#[derive(Default)]
+pub(crate) struct Rows {
+    values: Keyed<(ThreadNs, String, i64), (ThreadNs, ValueRow)>,
+    checkpoints: Keyed<(ThreadNs, String), (ThreadNs, CheckpointRow)>,
+    keep: Keyed<WriteKey, (ThreadNs, WriteRow)>,
+    replace: Keyed<WriteKey, (ThreadNs, WriteRow)>,
+}
+
+impl Rows {
+    /// Adds a channel value; a later one of the same channel and version replaces it.
+    pub(crate) fn value(&mut self, place: &ThreadNs, row: ValueRow) {
+        let key = (place.clone(), row.channel.clone(), row.version);
+        self.values.last_wins(key, (place.clone(), row));
+    }
+
+    /// Adds a checkpoint; a later store of the same id replaces its row, in its place.
+    pub(crate) fn checkpoint(&mut self, place: &ThreadNs, row: CheckpointRow) {
+        let key = (place.clone(), row.id.clone());
+        self.checkpoints.last_wins(key, (place.clone(), row));
+    }
+
+    /// Adds a pending write: a special one (`replace`) is replaced by a later one of the
+    /// same task and index, a task's own write is kept over a later one.
+    pub(crate) fn write(&mut self, place: &ThreadNs, row: WriteRow, replace: bool) {
+        let key = (
+            place.clone(),
+            row.checkpoint_id.clone(),
+            row.task_id.clone(),
+            row.idx,
+        );
+        if replace {
+            self.replace.last_wins(key, (place.clone(), row));
+        } else {
+            self.keep.first_wins(key, (place.clone(), row));
+        }
+    }
+
+    /// The statements storing the rows, at most one per table (and kind of write),
+    /// with their parameters. Kept writes go before replaced ones, so a special write
+    /// replaces a task's own write of the same key whichever came first, as storing
+    /// the ops one after another would.
+    pub(crate) fn into_statements(self) -> Vec<(&'static str, Params)> {
+        let mut out = Vec::with_capacity(4);
+        if !self.values.rows.is_empty() {
+            out.push(values_statement(self.values.rows));
+        }
+        let mut checkpoints = self.checkpoints.rows;
+        if checkpoints.len() == 1
+            && let Some((place, row)) = checkpoints.pop()
+        {
+            let params: Params = vec![
+                Box::new(place.thread_id),
+                Box::new(place.checkpoint_ns),
+                Box::new(row.id),
+                Box::new(row.parent_id),
+                Box::new(row.checkpoint),
+                Box::new(row.value_channels),
+                Box::new(row.metadata),
+            ];
+            out.push((CHECKPOINT_SQL, params));
+        } else if !checkpoints.is_empty() {
+            out.push((CHECKPOINTS_SQL, checkpoint_params(checkpoints)));
+        }
+        for (rows, sql) in [
+            (self.keep.rows, [WRITES_KEEP_ONE_SQL, WRITES_KEEP_SQL]),
+            (
+                self.replace.rows,
+                [WRITES_REPLACE_ONE_SQL, WRITES_REPLACE_SQL],
+            ),
+        ] {
+            if !rows.is_empty() {
+                out.push(write_statement(rows, sql));
+            }
+        }
+        out
+    }
+}
+
+/// The thread and namespace columns of `rows`: arrays, or, when every row has the
+/// same, that one (`true`).
+fn place_columns<R>(rows: &[(ThreadNs, R)]) -> (bool, Params) {
+    if let Some((first, _)) = rows.first()
+        && rows.iter().all(|(p, _)| p == first)
+    {
+        let (thread, ns) = (first.thread_id.clone(), first.checkpoint_ns.clone());
+        return (true, vec![Box::new(thread), Box::new(ns)]);
+    }
+    let (threads, namespaces): (Vec<String>, Vec<String>) = rows
+        .iter()
+        .map(|(p, _)| (p.thread_id.clone(), p.checkpoint_ns.clone()))
+        .unzip();
+    (false, vec![Box::new(threads), Box::new(namespaces)])
+}
+
+fn values_statement(rows: Vec<(ThreadNs, ValueRow)>) -> (&'static str, Params) {
+    let (one, mut params) = place_columns(&rows);
+    let (mut channels, mut versions, mut jsons) = (Vec::new(), Vec::new(), Vec::new());
+    for (_, row) in rows {
+        channels.push(row.channel);
+        versions.push(row.version);
+        jsons.push(row.json);
+    }
+    params.push(Box::new(channels));
+    params.push(Box::new(versions));
+    params.push(Box::new(jsons));
+    (if one { VALUES_ONE_SQL } else { VALUES_SQL }, params)
+}
+
+fn checkpoint_params(rows: Vec<(ThreadNs, CheckpointRow)>) -> Params {
+    let (threads, namespaces): (Vec<String>, Vec<String>) = rows
+        .iter()
+        .map(|(p, _)| (p.thread_id.clone(), p.checkpoint_ns.clone()))
+        .unzip();
+    let n = rows.len();
+    let (mut ids, mut parents, mut checkpoints) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let (mut value_channels, mut metadata) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for (_, row) in rows {
+        ids.push(row.id);
+        parents.push(row.parent_id);
+        checkpoints.push(row.checkpoint);
+        value_channels.push(row.value_channels);
+        metadata.push(row.metadata);
+    }
+    vec![
+        Box::new(threads),
+        Box::new(namespaces),
+        Box::new(ids),
+        Box::new(parents),
+        Box::new(checkpoints),
+        Box::new(value_channels),
+        Box::new(metadata),
+    ]
+}
+
+/// The statement storing `rows`: `sql[0]` if they share a thread and namespace,
+/// else `sql[1]`.
+fn write_statement(
+    rows: Vec<(ThreadNs, WriteRow)>,
+    sql: [&'static str; 2],
+) -> (&'static str, Params) {
+    let (one, mut params) = place_columns(&rows);
+    let n = rows.len();
+    let (mut ids, mut tasks, mut idxs) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let (mut channels, mut jsons) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for (_, row) in rows {
+        ids.push(row.checkpoint_id);
+        tasks.push(row.task_id);
+        idxs.push(row.idx);
+        channels.push(row.channel);
+        jsons.push(row.json);
+    }
+    params.push(Box::new(ids));
+    params.push(Box::new(tasks));
+    params.push(Box::new(idxs));
+    params.push(Box::new(channels));
+    params.push(Box::new(jsons));
+    (if one { sql[0] } else { sql[1] }, params)
+}

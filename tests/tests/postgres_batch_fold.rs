@@ -1,0 +1,273 @@
+//! The PostgreSQL saver stores a `put_batch` with one statement per table, however many
+//! ops it holds. The result must be what storing the ops one after another leaves, also
+//! when a key comes twice in the batch: a checkpoint stored again (its latest row, at
+//! its first place in the thread's order), a channel value at the same version (the
+//! latest), a special write of a task stored twice (the latest), a task's own write
+//! stored twice (the first), a checkpoint stored before the batch and again in it (it
+//! keeps its place in the thread's order).
+//!
+//! Each case runs its ops on two threads of one schema: one `put_batch` per op on the
+//! first, one `put_batch` of all the ops on the second; the three tables must then hold
+//! the same rows for both, thread ids aside, and a checkpoint's order number (`seq`) as
+//! its place in its namespace: a batch may leave numbers unused.
+//!
+//! Needs a server: set `STATEGRAPH_POSTGRES_URL` (see `stategraph_tests::servers`).
+
+use serde_json::json;
+use stategraph::checkpoint::{
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointSource,
+    ListOptions, PendingWrite, SaveOp, StoredValue,
+};
+use stategraph_postgres::{PostgresOptions, PostgresSaver};
+use stategraph_tests::{conformance, servers};
+
+/// An op of a case, on whichever thread the case runs it.
+#[derive(Clone)]
+enum Op {
+    /// A checkpoint on the namespace, with the parent id and the metadata's step.
+    Checkpoint(&'static str, Option<String>, Box<Checkpoint>, i64),
+    /// Writes of the checkpoint id on the namespace.
+    Writes(&'static str, String, Vec<PendingWrite>),
+}
+
+impl Op {
+    fn on(&self, thread: &str) -> SaveOp {
+        let config = |ns: &str, id: Option<&String>| CheckpointConfig {
+            thread_id: thread.to_string(),
+            checkpoint_ns: ns.to_string(),
+            checkpoint_id: id.cloned(),
+        };
+        match self {
+            Op::Checkpoint(ns, parent, checkpoint, step) => SaveOp::Checkpoint {
+                config: config(ns, parent.as_ref()),
+                checkpoint: Checkpoint::clone(checkpoint),
+                metadata: CheckpointMetadata::new(CheckpointSource::Loop, *step),
+            },
+            Op::Writes(ns, id, writes) => SaveOp::Writes {
+                config: config(ns, Some(id)),
+                writes: writes.clone(),
+            },
+        }
+    }
+}
+
+/// A checkpoint op.
+fn cp(ns: &'static str, parent: Option<String>, checkpoint: Checkpoint, step: i64) -> Op {
+    Op::Checkpoint(ns, parent, Box::new(checkpoint), step)
+}
+
+fn write(task: &str, idx: u32, channel: &str, n: i64) -> PendingWrite {
+    PendingWrite {
+        task_id: task.into(),
+        idx,
+        channel: channel.into(),
+        value: json!({ "n": n }),
+    }
+}
+
+/// Every row of the thread in the saver's three tables, as JSON text without the
+/// thread id and with a checkpoint's place in its namespace for its number, sorted.
+async fn dump(client: &tokio_postgres::Client, schema: &str, thread: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (table, place) in [
+        (
+            "checkpoints",
+            "- 'seq' || jsonb_build_object('place',
+                 rank() OVER (PARTITION BY checkpoint_ns ORDER BY seq))",
+        ),
+        ("values", ""),
+        ("writes", ""),
+    ] {
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT '{table} ' || (to_jsonb(t) - 'thread_id' {place})::text
+                     FROM {schema}.stategraph_{table} AS t WHERE thread_id = $1"
+                ),
+                &[&thread],
+            )
+            .await
+            .unwrap();
+        out.extend(rows.iter().map(|r| r.get::<_, String>(0)));
+    }
+    out.sort();
+    out
+}
+
+/// Runs `before` op by op on both threads, then `ops` op by op on the first and as one
+/// batch on the second, and checks that both threads hold the same rows.
+async fn same_as_one_by_one(case: &str, before: &[Op], ops: &[Op]) {
+    let Some(url) = servers::postgres_url(module_path!()) else {
+        return;
+    };
+    let schema = servers::fresh_schema("fold");
+    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema))
+        .await
+        .unwrap();
+    let (one_by_one, folded) = ("one-by-one", "folded");
+    for thread in [one_by_one, folded] {
+        for op in before {
+            saver.put_batch(vec![op.on(thread)]).await.unwrap();
+        }
+    }
+    for op in ops {
+        saver.put_batch(vec![op.on(one_by_one)]).await.unwrap();
+    }
+    let batch = ops.iter().map(|op| op.on(folded)).collect();
+    if let Err(e) = saver.put_batch(batch).await {
+        panic!("{case}: the batch is refused: {e}");
+    }
+
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let expected = dump(&client, &schema, one_by_one).await;
+    assert!(!expected.is_empty(), "{case}");
+    assert_eq!(
+        dump(&client, &schema, folded).await,
+        expected,
+        "{case}: the batch stores what its ops store one by one"
+    );
+    // And the saver reads both threads back alike.
+    for ns in ["", "child"] {
+        let list = |thread: &str| CheckpointConfig {
+            thread_id: thread.to_string(),
+            checkpoint_ns: ns.to_string(),
+            checkpoint_id: None,
+        };
+        let a = saver
+            .list(&list(one_by_one), &ListOptions::new())
+            .await
+            .unwrap();
+        let b = saver
+            .list(&list(folded), &ListOptions::new())
+            .await
+            .unwrap();
+        let ids = |l: &[stategraph::checkpoint::CheckpointTuple]| -> Vec<_> {
+            l.iter()
+                .map(|t| (t.config.checkpoint_id.clone(), t.pending_writes.len()))
+                .collect()
+        };
+        assert_eq!(ids(&b), ids(&a), "{case}: the order of namespace {ns:?}");
+    }
+    drop(client);
+    drop(saver);
+    tokio::task::spawn_blocking(move || servers::drop_schema(&url, &schema))
+        .await
+        .unwrap();
+}
+
+/// A checkpoint whose id is `id`'s, at `version`, with `count` as its counter.
+fn checkpoint_as(id: &str, version: u64, count: i64) -> Checkpoint {
+    let mut checkpoint = conformance::checkpoint(version);
+    checkpoint.id = id.to_string();
+    checkpoint
+        .channel_values
+        .insert("count".into(), StoredValue::Full(json!(count)));
+    checkpoint
+}
+
+#[tokio::test]
+async fn a_checkpoint_stored_twice_in_a_batch_keeps_its_first_place_and_its_last_row() {
+    let (a, b) = (conformance::checkpoint(1), conformance::checkpoint(2));
+    let a_again = checkpoint_as(&a.id, 3, 30);
+    let ops = [
+        cp("", None, a.clone(), 0),
+        cp("", Some(a.id.clone()), b.clone(), 1),
+        cp("", None, a_again, 7),
+        cp("", Some(b.id.clone()), conformance::checkpoint(4), 2),
+    ];
+    same_as_one_by_one("stored twice", &[], &ops).await;
+}
+
+#[tokio::test]
+async fn a_checkpoint_stored_before_the_batch_and_again_in_it_keeps_its_place() {
+    let (a, b, c) = (
+        conformance::checkpoint(1),
+        conformance::checkpoint(2),
+        conformance::checkpoint(3),
+    );
+    let before = [
+        cp("", None, a.clone(), 0),
+        cp("", Some(a.id.clone()), b.clone(), 1),
+    ];
+    let ops = [
+        cp("", Some(b.id.clone()), c.clone(), 2),
+        // `a` again: it keeps its place, before `b`; the next checkpoint follows `c`.
+        cp("", None, checkpoint_as(&a.id, 1, 10), 5),
+        cp("", Some(c.id.clone()), conformance::checkpoint(4), 3),
+        cp("", Some(c.id.clone()), checkpoint_as(&b.id, 2, 20), 6),
+    ];
+    same_as_one_by_one("stored before", &before, &ops).await;
+}
+
+#[tokio::test]
+async fn a_channel_value_at_the_same_version_twice_in_a_batch_keeps_the_latest() {
+    // Two checkpoints giving `count` version 2 different values.
+    let first = checkpoint_as(&conformance::checkpoint(2).id, 2, 200);
+    let second = checkpoint_as(&conformance::checkpoint(2).id, 2, 201);
+    let ops = [
+        cp("", None, first.clone(), 0),
+        cp("", Some(first.id.clone()), second, 1),
+    ];
+    same_as_one_by_one("value twice", &[], &ops).await;
+}
+
+#[tokio::test]
+async fn writes_stored_twice_in_a_batch_keep_the_first_own_write_and_the_last_record() {
+    let a = conformance::checkpoint(1);
+    let before = [cp("", None, a.clone(), 0)];
+    let at = a.id.clone();
+    let ops = [
+        Op::Writes(
+            "",
+            at.clone(),
+            vec![
+                write("t1", 0, "count", 1),
+                write("t1", 7, "__error__", 1),
+                write("t2", 0, "__interrupt__", 1),
+            ],
+        ),
+        Op::Writes(
+            "",
+            at.clone(),
+            vec![
+                // Own write again: the first stays.
+                write("t1", 0, "count", 2),
+                // Records again: the latest replaces them.
+                write("t1", 7, "__error__", 2),
+                write("t2", 0, "__interrupt__", 2),
+            ],
+        ),
+        // A task's own write over a record of the same key does not replace it, a
+        // record over a task's own write does.
+        Op::Writes("", at.clone(), vec![write("t2", 0, "count", 3)]),
+        Op::Writes("", at.clone(), vec![write("t3", 0, "count", 4)]),
+        Op::Writes("", at, vec![write("t3", 0, "__error__", 5)]),
+    ];
+    same_as_one_by_one("writes twice", &before, &ops).await;
+}
+
+#[tokio::test]
+async fn a_batch_of_many_namespaces_numbers_each_in_op_order() {
+    let (a, b, c, d) = (
+        conformance::checkpoint(1),
+        conformance::checkpoint(2),
+        conformance::checkpoint(3),
+        conformance::checkpoint(4),
+    );
+    let (x, y) = (conformance::checkpoint(1), conformance::checkpoint(2));
+    let before = [cp("child", None, x.clone(), 0)];
+    let ops = [
+        cp("", None, a.clone(), 0),
+        Op::Writes("", a.id.clone(), vec![write("t", 0, "count", 1)]),
+        cp("child", Some(x.id.clone()), y.clone(), 1),
+        cp("", Some(a.id.clone()), b.clone(), 1),
+        Op::Writes("child", y.id.clone(), vec![write("t", 0, "count", 2)]),
+        cp("", Some(b.id.clone()), c.clone(), 2),
+        cp("child", Some(y.id.clone()), checkpoint_as(&x.id, 1, 9), 2),
+        cp("", Some(c.id.clone()), d, 3),
+    ];
+    same_as_one_by_one("namespaces", &before, &ops).await;
+}
