@@ -27,8 +27,9 @@ pub(crate) async fn list_namespaces(client: &mut Client, thread_id: &str) -> Res
 
 pub(crate) async fn list_threads(client: &mut Client, limit: usize) -> Result<Vec<ThreadInfo>> {
     let tx = read_tx(client).await?;
-    let stmt = tx.prepare_cached(THREADS_SQL).await?;
-    let rows = tx.query(&stmt, &[]).await?;
+    // Planned at each call, not cached with the connection: a listing is rare, and a
+    // plan made while the tables were small must not outlive their growth.
+    let rows = tx.query(THREADS_SQL, &[]).await?;
     let mut out: Vec<ThreadInfo> = Vec::new();
     for row in &rows {
         let thread_id: String = row.try_get(0)?;
