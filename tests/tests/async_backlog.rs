@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use stategraph::BoxFuture;
+use stategraph::NodeHandle;
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::prelude::*;
 use stategraph_tests::intercept::{Intercepted, OnWrite, Write};
@@ -41,6 +42,26 @@ impl OnWrite for GatedBatches {
     }
 }
 
+/// Runs `step` first, then again until `done` holds.
+fn repeat_until<S: GraphState>(
+    g: &mut StateGraph<S>,
+    step: &NodeHandle<S>,
+    done: impl Fn(&S) -> bool + Send + Sync + 'static,
+) {
+    let target = step.clone();
+    g.add_edge(START, step).add_conditional_edges(
+        step,
+        move |s: &S| {
+            if done(s) {
+                Route::end()
+            } else {
+                Route::to(&target)
+            }
+        },
+        (step, END),
+    );
+}
+
 #[tokio::test]
 async fn a_slow_saver_holds_back_an_async_run_instead_of_queueing_the_thread() {
     let open = Arc::new(AtomicBool::new(false));
@@ -55,18 +76,7 @@ async fn a_slow_saver_holds_back_an_async_run_instead_of_queueing_the_thread() {
         }
         Count::update().counter(s.counter + 1)
     });
-    let target = step.clone();
-    g.add_edge(START, &step).add_conditional_edges(
-        &step,
-        move |s: &Count| {
-            if s.counter >= STEPS {
-                Route::end()
-            } else {
-                Route::to(&target)
-            }
-        },
-        (&step, END),
-    );
+    repeat_until(&mut g, &step, |s: &Count| s.counter >= STEPS);
     let graph = g
         .compile_with(CompileOptions::new().shared_checkpointer(saver.clone()))
         .unwrap();
@@ -120,18 +130,7 @@ async fn an_async_run_on_the_in_memory_saver_stores_each_save_as_it_comes() {
     let step = g.add_node_fn("step", move |_: &Seen| {
         Seen::update().stored([seen.checkpoint_count()])
     });
-    let target = step.clone();
-    g.add_edge(START, &step).add_conditional_edges(
-        &step,
-        move |s: &Seen| {
-            if s.stored.len() >= 5 {
-                Route::end()
-            } else {
-                Route::to(&target)
-            }
-        },
-        (&step, END),
-    );
+    repeat_until(&mut g, &step, |s: &Seen| s.stored.len() >= 5);
     let graph = g
         .compile_with(CompileOptions::new().shared_checkpointer(saver.clone()))
         .unwrap();
