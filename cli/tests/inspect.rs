@@ -339,11 +339,19 @@ async fn show_accepts_an_id_prefix_suffix_or_step() {
     let f = Fixture::tickets().await;
     let history = f.run(&["history", "ticket-open", "--json"]).json();
     let all = ids(&history);
+    // A name fits an id it starts or ends: only a name that fits no other id picks
+    // one checkpoint.
+    let fits_one = |p: &str| {
+        all.iter()
+            .filter(|id| id.starts_with(p) || id.ends_with(p))
+            .count()
+            == 1
+    };
     // The shortest prefix of the oldest id that no other id shares.
     let oldest = all.last().unwrap();
     let prefix = (1..=oldest.len())
         .map(|n| &oldest[..n])
-        .find(|p| all.iter().filter(|id| id.starts_with(p)).count() == 1)
+        .find(|p| fits_one(p))
         .unwrap();
     let shown = f.run(&["show", "ticket-open", prefix, "--json"]).json();
     assert_eq!(shown["checkpoint_id"], json!(oldest));
@@ -352,7 +360,7 @@ async fn show_accepts_an_id_prefix_suffix_or_step() {
     // The shortest suffix no other id shares, and the input's step.
     let suffix = (1..=oldest.len())
         .map(|n| &oldest[oldest.len() - n..])
-        .find(|p| all.iter().filter(|id| id.ends_with(p)).count() == 1)
+        .find(|p| fits_one(p))
         .unwrap();
     for name in [suffix, "@-1"] {
         let shown = f.run(&["show", "ticket-open", name, "--json"]).json();
