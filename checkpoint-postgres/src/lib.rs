@@ -125,8 +125,9 @@
 //! thread's advisory lock. A saver made by [`PostgresSaver::from_pool`] holds at most
 //! the pool's `max_size` (its lock session is one of the pool's connections). If the
 //! lock session dies while runs hold their threads, their next saves fail with
-//! [`PostgresError::LockLost`] (another process may hold the thread by then); before
-//! each save of a held thread, the saver asks the server that the lock is still held.
+//! [`PostgresError::LockLost`]. Taking a thread's lock also writes the thread a new
+//! fence, and each save of a held thread checks it in the save's transaction: once
+//! another process has taken the thread, the old holder can no longer write it.
 //!
 //! # Behind PgBouncer
 //!

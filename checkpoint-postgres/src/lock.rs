@@ -8,9 +8,14 @@
 //! as busy. When the session ends — the saver and every lock are dropped, the process
 //! dies, or the server or network drops the connection — the server releases its locks.
 //!
-//! A lost session must not let two writers in: the holders' locks are marked lost, and
-//! each save of a thread this process holds asks the server (in the save's own
-//! transaction, see [`plan_check`]) whether the lock session still holds its lock.
+//! A lost session must not let two writers in. Taking a thread's lock also gives the
+//! thread a new *fence* (a random id in `stategraph_thread_locks`), and each save of
+//! a thread this process holds checks, in the save's own transaction, that the fence
+//! is still the one its lock wrote, and share-locks that row (see [`plan_check`]). A
+//! process that takes the thread after the session was lost writes a new fence first:
+//! it waits for a save already past its check to commit, and every later save of the
+//! old holder fails. When this process notices the session ended, its holders' locks
+//! are marked lost and their saves fail at once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -23,7 +28,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::error::{Failure, PostgresError};
 use crate::save::Save;
 use crate::saver::PostgresSaver;
-use crate::session::{Session, SessionSource};
+use crate::session::{Fence, Session, SessionSource};
 
 /// The advisory lock key of `thread_id` in `schema`: 64 bits of a hash, so distinct
 /// threads share a key only by a negligible chance (and then merely take turns).
@@ -42,6 +47,8 @@ pub(crate) fn lock_key(schema: &str, thread_id: &str) -> i64 {
 /// A lock this process holds.
 struct Holder {
     token: u64,
+    /// The fence its lock wrote.
+    fence: Fence,
     /// The backend of the lock session holding it.
     pid: i32,
     /// Why the lock is no longer held, once the session holding it has ended.
@@ -71,6 +78,8 @@ enum Request {
     TryLock {
         key: i64,
         thread_id: String,
+        /// The fence table, qualified by its schema.
+        fences: String,
         reply: oneshot::Sender<Result<Option<u64>, Failure>>,
     },
     Unlock {
@@ -140,9 +149,15 @@ async fn serve(
             Request::TryLock {
                 key,
                 thread_id,
+                fences,
                 reply,
             } => {
-                let locked = try_lock(&source, &table, &mut session, key, &thread_id).await;
+                let at = Wanted {
+                    key,
+                    thread_id: &thread_id,
+                    fences: &fences,
+                };
+                let locked = try_lock(&source, &table, &mut session, at).await;
                 // A caller that stopped waiting (its future was dropped) never gets a
                 // guard to release the lock with: release it here.
                 if let Err(Ok(Some(token))) = reply.send(locked) {
@@ -159,33 +174,42 @@ async fn serve(
 
 /// Lets go of `key` if `token` holds it.
 async fn release(table: &Mutex<Table>, session: &mut Option<Session>, key: i64, token: u64) {
-    // Whether the session still holds it (a lost lock is not held).
+    // The fence, if the session still holds the lock (a lost lock is not held).
     let release = {
         let mut t = lock_table(table);
         match t.held.get(&key) {
             Some(holder) if holder.token == token => {
-                let release =
+                let held =
                     holder.lost.is_none() && session.as_ref().map(Session::pid) == Some(holder.pid);
-                t.held.remove(&key);
-                release
+                t.held.remove(&key).filter(|_| held).map(|h| h.fence)
             }
-            _ => false,
+            _ => None,
         }
     };
-    if let (true, Some(s)) = (release, session.as_ref())
-        && let Err(e) = s.unlock(key).await
+    if let (Some(fence), Some(s)) = (release, session.as_ref())
+        && let Err(e) = s.unlock(key, &fence).await
     {
         lock_table(table).lose(s.pid(), &e);
         *session = None;
     }
 }
 
+/// A lock asked for: its key, its thread and the fence table.
+struct Wanted<'a> {
+    key: i64,
+    thread_id: &'a str,
+    fences: &'a str,
+}
+
 async fn try_lock(
     source: &SessionSource,
     locks: &Mutex<Table>,
     session: &mut Option<Session>,
-    key: i64,
-    thread_id: &str,
+    Wanted {
+        key,
+        thread_id,
+        fences,
+    }: Wanted<'_>,
 ) -> Result<Option<u64>, Failure> {
     if locks_held_here(locks, key) {
         return Ok(None);
@@ -201,9 +225,9 @@ async fn try_lock(
             Some(s) => s,
             None => session.insert(Session::open(source, thread_id).await?),
         };
-        match s.try_lock(key).await {
-            Ok(false) => return Ok(None),
-            Ok(true) => {
+        match s.try_lock(key, thread_id, fences).await {
+            Ok(None) => return Ok(None),
+            Ok(Some(fence)) => {
                 let mut t = lock_table(locks);
                 t.next_token += 1;
                 let token = t.next_token;
@@ -212,6 +236,7 @@ async fn try_lock(
                     key,
                     Holder {
                         token,
+                        fence,
                         pid,
                         lost: None,
                     },
@@ -260,6 +285,10 @@ pub(crate) async fn lock_thread(
         return Err(PostgresError::NoRuntime.into());
     }
     let key = lock_key(&saver.schema, thread_id);
+    let fences = format!(
+        "\"{}\".stategraph_thread_locks",
+        saver.schema.replace('"', "\"\"")
+    );
     let started = Instant::now();
     loop {
         let queue = saver.locks.queue()?;
@@ -273,6 +302,7 @@ pub(crate) async fn lock_thread(
             .send(Request::TryLock {
                 key,
                 thread_id: thread_id.to_string(),
+                fences: fences.clone(),
                 reply,
             })
             .map_err(|_| stopped())?;
@@ -302,8 +332,9 @@ pub(crate) async fn lock(
 }
 
 /// Before a save of `thread_id`: when this process holds the thread, fails if its lock
-/// was lost, and otherwise adds to `save` the check that the lock session still holds
-/// it, run by the server in the save's transaction (see [`lost_on_server`]).
+/// was lost, and otherwise adds to `save` the check that the thread's fence is still
+/// the one its lock wrote, run by the server in the save's transaction (see
+/// [`lost_on_server`]).
 pub(crate) fn plan_check(
     saver: &PostgresSaver,
     save: &mut Save,
@@ -317,16 +348,16 @@ pub(crate) fn plan_check(
             lost: Some(reason), ..
         }) => Err(lost(thread_id, reason)),
         Some(holder) => {
-            save.check_lock(thread_id, holder.pid, key);
+            save.check_lock(thread_id, holder.pid, &holder.fence.id);
             Ok(())
         }
     }
 }
 
-/// The server found `thread_id`'s lock no longer held by the lock session `pid`:
-/// every lock of that session is lost.
+/// The server found another fence on `thread_id` than its lock wrote: another process
+/// took the thread, so the lock session `pid` has ended, and every lock of it is lost.
 pub(crate) fn lost_on_server(saver: &PostgresSaver, thread_id: &str, pid: i32) -> Failure {
-    let reason = "the server no longer shows it held by the lock session";
+    let reason = "another process has taken the thread since the lock session ended";
     lock_table(&saver.locks.table).lose(pid, reason);
     lost(thread_id, reason)
 }

@@ -339,7 +339,8 @@ impl CheckpointSaver for PostgresSaver {
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, SaverResult<()>> {
         Box::pin(async move {
             let mut client = self.op_client("delete_thread").await?;
-            threads::delete_thread(&mut client, thread_id)
+            let key = crate::lock::lock_key(&self.schema, thread_id);
+            threads::delete_thread(&mut client, thread_id, key)
                 .await
                 .map_err(|f| f.during("delete_thread"))
         })

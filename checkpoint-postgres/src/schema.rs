@@ -67,6 +67,13 @@ const MIGRATIONS: &[&str] = &[
       AND c.checkpoint_id = numbered.checkpoint_id;
     CREATE INDEX stategraph_checkpoints_seq
         ON stategraph_checkpoints (thread_id, checkpoint_ns, seq);",
+    // Version 4. Each thread's fence: a process that takes the thread's advisory lock
+    // writes a new one, and its saves check it, so a holder whose lock session was lost
+    // cannot write once another process has the thread.
+    "CREATE TABLE stategraph_thread_locks (
+        thread_id TEXT COLLATE \"C\" PRIMARY KEY,
+        fence     UUID NOT NULL
+    );",
 ];
 
 /// The version of the tables this build creates and reads, stored as `schema_version`

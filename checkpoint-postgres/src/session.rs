@@ -31,6 +31,15 @@ enum Client {
     Pooled(deadpool_postgres::Object),
 }
 
+/// What a lock wrote: a new fence of its thread, which the holder's saves check.
+pub(crate) struct Fence {
+    /// The fence table, qualified by its schema.
+    table: String,
+    thread_id: String,
+    /// The fence (a UUID, as text).
+    pub(crate) id: String,
+}
+
 /// An open lock session.
 pub(crate) struct Session {
     client: Client,
@@ -81,11 +90,17 @@ impl Session {
             // A holder whose machine vanishes (rather than its process dying, which
             // closes the connection at once) is noticed by the server within about a
             // minute, not hours.
+            //
+            // Fences are written without waiting for the disk: a fence lost in a
+            // server crash was followed by no durable save of its holder (a save's
+            // commit flushes the log up to it, the fence included), the locks end with
+            // the server anyway, and a lost delete leaves a fence the next lock
+            // replaces.
             session
                 .client()
                 .batch_execute(
                     "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10;
-                     SET tcp_keepalives_count = 3",
+                     SET tcp_keepalives_count = 3; SET synchronous_commit = off",
                 )
                 .await?;
             session.pid = session
@@ -105,7 +120,7 @@ impl Session {
         }
     }
 
-    /// The server backend of the session (as `pg_locks` shows it).
+    /// The server backend of the session.
     pub(crate) fn pid(&self) -> i32 {
         self.pid
     }
@@ -115,13 +130,14 @@ impl Session {
         self.client().is_closed()
     }
 
-    /// Runs `sql` with `key`, failing with a description when it fails or does not
-    /// answer within the deadline (the session is then given up).
-    async fn ask(&self, sql: &str, key: i64) -> Result<bool, String> {
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&key];
-        let query = self.client().query_one(sql, &params);
+    /// Runs `query` within the deadline, failing with a description when it fails or
+    /// does not answer in time (the session is then given up).
+    async fn within<T>(
+        &self,
+        query: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, String> {
         match tokio::time::timeout(self.deadline, query).await {
-            Ok(Ok(row)) => row.try_get(0).map_err(|e| describe(&e)),
+            Ok(Ok(out)) => Ok(out),
             Ok(Err(e)) => Err(describe(&e)),
             Err(_) => Err(format!(
                 "the lock session did not answer within {} s",
@@ -130,23 +146,58 @@ impl Session {
         }
     }
 
-    /// Takes `key` if no session holds it.
-    pub(crate) async fn try_lock(&self, key: i64) -> Result<bool, String> {
-        self.ask("SELECT pg_try_advisory_lock($1)", key).await
+    /// Takes `key` for `thread_id` if no session holds it, and then gives the thread a
+    /// new fence in `table` (the schema's `stategraph_thread_locks`, qualified): the
+    /// fence, or `None` when another session holds the key.
+    ///
+    /// Taking the lock and writing the fence are one statement. Should the write fail,
+    /// the caller gives the session up, and the lock with it.
+    pub(crate) async fn try_lock(
+        &self,
+        key: i64,
+        thread_id: &str,
+        table: &str,
+    ) -> Result<Option<Fence>, String> {
+        let sql = format!(
+            "WITH got AS (SELECT pg_try_advisory_lock($1) AS locked)
+             INSERT INTO {table} (thread_id, fence)
+             SELECT $2, gen_random_uuid() FROM got WHERE locked
+             ON CONFLICT (thread_id) DO UPDATE SET fence = excluded.fence
+             RETURNING fence::text"
+        );
+        let row = self
+            .within(self.client().query_opt(&sql, &[&key, &thread_id]))
+            .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        Ok(Some(Fence {
+            table: table.to_string(),
+            thread_id: thread_id.to_string(),
+            id: row.try_get(0).map_err(|e| describe(&e))?,
+        }))
     }
 
-    /// Lets go of `key`.
-    pub(crate) async fn unlock(&self, key: i64) -> Result<(), String> {
-        self.ask("SELECT pg_advisory_unlock($1)", key)
+    /// Lets go of `key`, deleting the fence its lock wrote (in one statement).
+    pub(crate) async fn unlock(&self, key: i64, fence: &Fence) -> Result<(), String> {
+        let sql = format!(
+            "WITH gone AS (DELETE FROM {} WHERE thread_id = $2 AND fence = $3::text::uuid)
+             SELECT pg_advisory_unlock($1)",
+            fence.table
+        );
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+            [&key, &fence.thread_id, &fence.id];
+        self.within(self.client().query_one(&sql, &params))
             .await
             .map(drop)
     }
 
     /// Ends the session. A pooled one goes back to the pool, so it first lets go of
-    /// anything it still holds.
+    /// anything it still holds, and commits wait for the disk again.
     pub(crate) async fn close(self) {
         if let Client::Pooled(object) = &self.client {
-            let release = object.batch_execute("SELECT pg_advisory_unlock_all()");
+            let release =
+                object.batch_execute("SELECT pg_advisory_unlock_all(); RESET synchronous_commit");
             if !matches!(
                 tokio::time::timeout(self.deadline, release).await,
                 Ok(Ok(()))

@@ -61,7 +61,9 @@ pub(crate) async fn list_threads(client: &mut Client, limit: usize) -> Result<Ve
     Ok(out)
 }
 
-pub(crate) async fn delete_thread(client: &mut Client, thread_id: &str) -> Result<()> {
+/// Deletes every row of `thread_id`, and its fence unless a process holds the thread
+/// (its advisory lock, `key`): the holder's saves check that fence.
+pub(crate) async fn delete_thread(client: &mut Client, thread_id: &str, key: i64) -> Result<()> {
     let tx = client.transaction().await?;
     for table in THREAD_TABLES.iter().chain(&["stategraph_cache"]) {
         tx.execute(
@@ -70,6 +72,13 @@ pub(crate) async fn delete_thread(client: &mut Client, thread_id: &str) -> Resul
         )
         .await?;
     }
+    // The transaction-level lock keeps the thread free until the delete commits.
+    tx.execute(
+        "DELETE FROM stategraph_thread_locks
+         WHERE thread_id = $1 AND pg_try_advisory_xact_lock($2)",
+        &[&thread_id, &key],
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }

@@ -147,7 +147,8 @@ fn kills_during_creation_and_migration_leave_a_schema_that_opens_and_runs() {
                 sql(
                     &url,
                     &schema,
-                    "DROP INDEX stategraph_checkpoints_seq;
+                    "DROP TABLE stategraph_thread_locks;
+                 DROP INDEX stategraph_checkpoints_seq;
                  ALTER TABLE stategraph_checkpoints DROP COLUMN seq;
                  UPDATE stategraph_meta SET value = '2' WHERE key = 'schema_version';",
                 );

@@ -68,10 +68,10 @@ async fn a_saver_on_a_users_pool_migrates_runs_and_stays_within_the_pool() {
         .await
         .unwrap();
 
-    let saver =
-        PostgresSaver::from_pool(pool(&url, &app, &schema, MAX_SIZE), PostgresOptions::new())
-            .await
-            .unwrap();
+    let users = pool(&url, &app, &schema, MAX_SIZE);
+    let saver = PostgresSaver::from_pool(users.clone(), PostgresOptions::new())
+        .await
+        .unwrap();
     let tables: i64 = watcher
         .query_one(
             "SELECT count(*) FROM information_schema.tables
@@ -153,6 +153,33 @@ async fn a_saver_on_a_users_pool_migrates_runs_and_stays_within_the_pool() {
     assert_eq!(by_url.list_threads().await.unwrap().len(), 10);
 
     drop((graph, saver, by_url));
+    // The lock session goes back to the pool as it came: holding no lock, its commits
+    // waiting for the disk (the saver writes fences without waiting).
+    let started = std::time::Instant::now();
+    while users.status().available < users.status().size {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "lock session kept"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut all = Vec::new();
+    for _ in 0..users.status().size {
+        let c = users.get().await.unwrap();
+        let row = c
+            .query_one(
+                "SELECT current_setting('synchronous_commit'),
+                        (SELECT count(*) FROM pg_locks
+                         WHERE pid = pg_backend_pid() AND locktype = 'advisory')",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, String>(0), "on");
+        assert_eq!(row.get::<_, i64>(1), 0);
+        all.push(c);
+    }
+    drop((all, users));
     tokio::task::spawn_blocking(move || servers::drop_schema(&url, &schema))
         .await
         .unwrap();

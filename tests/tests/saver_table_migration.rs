@@ -106,7 +106,9 @@ async fn postgres_tables_of_version_2_gain_the_thread_order() {
         .unwrap();
     tokio::spawn(connection);
     client
-        .batch_execute(&format!("SET search_path TO {schema}; {DOWNGRADE}"))
+        .batch_execute(&format!(
+            "SET search_path TO {schema}; DROP TABLE stategraph_thread_locks; {DOWNGRADE}"
+        ))
         .await
         .unwrap();
 
@@ -121,6 +123,12 @@ async fn postgres_tables_of_version_2_gain_the_thread_order() {
         .get(0);
     assert_eq!(version, stategraph_postgres::TABLE_VERSION.to_string());
     check_upgraded(&saver, "old", ids).await;
+    // The upgrade also made the table a thread's lock writes its fence in.
+    let lock = saver
+        .lock_thread("old", Duration::from_secs(5))
+        .await
+        .unwrap();
+    drop(lock);
     drop(saver);
     tokio::task::spawn_blocking(move || servers::drop_schema(&url, &schema))
         .await
