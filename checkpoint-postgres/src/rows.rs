@@ -217,11 +217,30 @@ impl Rows {
     }
 
     /// The statements storing the rows, at most one per table (and kind of write),
-    /// with their parameters. Kept writes go before replaced ones, so a special write
+    /// with their parameters, to be run as parts of one statement. A special write
     /// replaces a task's own write of the same key whichever came first, as storing
-    /// the ops one after another would.
+    /// the ops one after another would: the own write is left out (one statement may
+    /// not touch a row twice).
     pub(crate) fn into_statements(self) -> Vec<(&'static str, Params)> {
         let mut out = Vec::with_capacity(4);
+        let mut keep = self.keep;
+        if !self.replace.rows.is_empty() {
+            let replaced: std::collections::HashSet<usize> = keep
+                .index
+                .iter()
+                .filter(|(key, _)| self.replace.index.contains_key(*key))
+                .map(|(_, &at)| at)
+                .collect();
+            if !replaced.is_empty() {
+                let rows = std::mem::take(&mut keep.rows);
+                keep.rows = rows
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(at, _)| !replaced.contains(at))
+                    .map(|(_, row)| row)
+                    .collect();
+            }
+        }
         if !self.values.rows.is_empty() {
             out.push(values_statement(self.values.rows));
         }
@@ -243,7 +262,7 @@ impl Rows {
             out.push((CHECKPOINTS_SQL, checkpoint_params(checkpoints)));
         }
         for (rows, sql) in [
-            (self.keep.rows, [WRITES_KEEP_ONE_SQL, WRITES_KEEP_SQL]),
+            (keep.rows, [WRITES_KEEP_ONE_SQL, WRITES_KEEP_SQL]),
             (
                 self.replace.rows,
                 [WRITES_REPLACE_ONE_SQL, WRITES_REPLACE_SQL],

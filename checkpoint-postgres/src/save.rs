@@ -1,56 +1,60 @@
-//! Saves (`put`, `put_writes`, `put_batch`) in one network round trip.
+//! Saves (`put`, `put_writes`, `put_batch`) in one statement.
 //!
-//! A save is planned first, without the network: its records encoded, its
-//! statements listed with their parameters (the lock checks of the threads this
-//! process holds first, then one insert per table for the rows of all its ops, see
-//! [`crate::rows`]). Then, on one connection, the statements are prepared (once per
-//! connection: the pool keeps them), and `BEGIN`, every statement and `COMMIT` are
-//! sent back to back and their answers read together, so the save waits for the
-//! server once. The server runs them in order in
-//! one transaction: a statement that fails aborts it, and the `COMMIT` behind it then
-//! ends it as a rollback, so a failed save stores nothing.
+//! A save is planned first, without the network: its records encoded, the rows of all
+//! its ops gathered per table (see [`crate::rows`]), and the fences of the threads
+//! this process holds listed. Then it is sent as one statement: an insert per table,
+//! each a data-modifying `WITH` query, and a main query checking the fences. The
+//! server runs it as one transaction (committed when it ends), so a failure anywhere,
+//! a fence that is no longer its lock's among them, stores nothing; and the save waits
+//! for one answer. Against `BEGIN`, a statement per table and `COMMIT` sent together,
+//! that is one message and one answer instead of one per statement, both for the
+//! server and for this process.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::fmt::Write;
 
 use deadpool_postgres::Client;
 use stategraph::checkpoint::record::{Place, checkpoint_what, value_what};
 use stategraph::checkpoint::{Checkpoint, CheckpointConfig, CheckpointMetadata, PendingWrite};
-use tokio_postgres::Statement;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
-use crate::error::Failure;
 use crate::lock;
 use crate::rows::{CheckpointRow, Params, Rows, ThreadNs, ValueRow, WriteRow};
 use crate::saver::PostgresSaver;
 use crate::store::{Result, encode, version_param};
 
-/// Fails (division by zero) unless the fence of thread `$1` is `$2`, the one its
-/// holder's lock wrote; inside the save's transaction, that failure aborts it. The
-/// row is share-locked until the save commits, so a process taking the thread (which
-/// writes a new fence) waits for this save, and reads the thread after it.
+/// The main query of a save holding threads: fails (division by zero) unless the
+/// fence of each thread of `$T` is the one of `$F` at its place, the one its holder's
+/// lock wrote. The rows are share-locked until the save commits, so a process taking
+/// one of the threads (which writes a new fence) waits for this save, and reads the
+/// thread after it.
 ///
-/// An index probe: asking `pg_locks` instead costs the server a walk over every lock
-/// of every session (74 µs of a 140 µs step at 300 connections).
-const LOCK_SQL: &str = "SELECT 1 / (SELECT count(*) FROM (
-       SELECT 1 FROM stategraph_thread_locks WHERE thread_id = $1 AND fence = $2::text::uuid
-       FOR SHARE) AS held)";
+/// An index probe per thread. Asking `pg_locks` whether the lock session still held
+/// the lock instead cost the server a walk over every lock of every session, which
+/// grows with each thread held anywhere on the server.
+const FENCES_SQL: &str = "SELECT 1 / ((SELECT count(*) FROM (
+       SELECT 1 FROM stategraph_thread_locks AS l
+       JOIN unnest($T::text[], $F::text[]) AS f(t, fence)
+         ON l.thread_id = f.t AND l.fence = f.fence::uuid
+       FOR SHARE OF l) AS held) = cardinality($T::text[]))::int";
 
-/// One statement of a save.
-struct Step {
-    sql: &'static str,
-    params: Params,
-    /// For a lock check: the thread and the lock session's backend.
-    lock: Option<(String, i32)>,
+/// After [`FENCES_SQL`] failed: the threads of `$1` whose fence is no longer `$2`'s.
+const REPLACED_SQL: &str = "SELECT f.t FROM unnest($1::text[], $2::text[]) AS f(t, fence)
+     WHERE NOT EXISTS (SELECT 1 FROM stategraph_thread_locks AS l
+                       WHERE l.thread_id = f.t AND l.fence = f.fence::uuid)";
+
+/// A fence to check: the thread, the backend of the lock session holding it, and the
+/// fence its lock wrote.
+struct Check {
+    thread_id: String,
+    pid: i32,
+    fence: String,
 }
 
-/// One save: the lock checks, run first, then the rows of its ops, stored with one
-/// statement per table however many ops the save holds (see [`crate::rows`]).
+/// One save: the fences to check and the rows of its ops.
 #[derive(Default)]
 pub(crate) struct Save {
-    checks: Vec<Step>,
+    checks: Vec<Check>,
     rows: Rows,
 }
 
@@ -58,10 +62,10 @@ impl Save {
     /// Adds the check that `thread_id`'s fence is still `fence`, the one the lock of
     /// the lock session `pid` wrote.
     pub(crate) fn check_lock(&mut self, thread_id: &str, pid: i32, fence: &str) {
-        self.checks.push(Step {
-            sql: LOCK_SQL,
-            params: vec![Box::new(thread_id.to_string()), Box::new(fence.to_string())],
-            lock: Some((thread_id.to_string(), pid)),
+        self.checks.push(Check {
+            thread_id: thread_id.to_string(),
+            pid,
+            fence: fence.to_string(),
         });
     }
 
@@ -163,159 +167,90 @@ impl Save {
 
     /// Runs the save on `client` in one transaction: all of it is stored, or none.
     pub(crate) async fn run(self, saver: &PostgresSaver, client: &Client) -> Result<()> {
-        let mut steps = self.checks;
-        steps.extend(
-            self.rows
-                .into_statements()
-                .into_iter()
-                .map(|(sql, params)| Step {
-                    sql,
-                    params,
-                    lock: None,
-                }),
-        );
-        if steps.is_empty() {
+        let parts = self.rows.into_statements();
+        if parts.is_empty() && self.checks.is_empty() {
             return Ok(());
         }
-        let mut statements = Vec::with_capacity(steps.len());
-        for step in &steps {
-            statements.push(client.prepare_cached(step.sql).await?);
+        let mut sql = String::with_capacity(4096);
+        let mut params: Params = Vec::new();
+        for (i, (part, part_params)) in parts.into_iter().enumerate() {
+            let _ = write!(sql, "{} s{i} AS (", if i == 0 { "WITH" } else { "," });
+            renumber(&mut sql, part, params.len());
+            sql.push_str(")\n");
+            params.extend(part_params);
         }
-        let params: Vec<Vec<&(dyn ToSql + Sync)>> = steps
+        let (threads, fences): (Vec<String>, Vec<String>) = self
+            .checks
             .iter()
-            .map(|s| s.params.iter().map(|p| p.as_ref() as _).collect())
-            .collect();
-        let (answers, end) = pipeline(client, &statements, &params).await;
-        let mut answers = answers.into_iter();
-        if let Some(Err(e)) = answers.next() {
-            return Err(e.into());
+            .map(|c| (c.thread_id.clone(), c.fence.clone()))
+            .unzip();
+        if self.checks.is_empty() {
+            sql.push_str("SELECT 1");
+        } else {
+            let (t, f) = (params.len() + 1, params.len() + 2);
+            sql.push_str(
+                &FENCES_SQL
+                    .replace("$T", &format!("${t}"))
+                    .replace("$F", &format!("${f}")),
+            );
+            params.push(Box::new(threads.clone()));
+            params.push(Box::new(fences.clone()));
         }
-        // The first failure is the cause; the statements after it only report the
-        // aborted transaction.
-        for (step, answer) in steps.iter().zip(answers) {
-            match (answer, &step.lock) {
-                (Ok(_), _) => {}
-                (Err(e), Some((thread_id, pid)))
-                    if e.code() == Some(&SqlState::DIVISION_BY_ZERO) =>
-                {
-                    return Err(lock::lost_on_server(saver, thread_id, *pid));
-                }
-                (Err(e), _) => return Err(e.into()),
+        let statement = client.prepare_cached(&sql).await?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref() as _).collect();
+        match client.execute(&statement, &refs).await {
+            Ok(_) => Ok(()),
+            Err(e) if !self.checks.is_empty() && e.code() == Some(&SqlState::DIVISION_BY_ZERO) => {
+                // Which thread: the first whose fence was replaced (if the server can
+                // still tell), else the first checked.
+                let replaced: Option<String> = client
+                    .query(REPLACED_SQL, &[&threads, &fences])
+                    .await
+                    .ok()
+                    .and_then(|rows| rows.first().and_then(|r| r.try_get(0).ok()));
+                let lost = replaced
+                    .and_then(|t| self.checks.iter().find(|c| c.thread_id == t))
+                    .or(self.checks.first());
+                Err(match lost {
+                    Some(c) => lock::lost_on_server(saver, &c.thread_id, c.pid),
+                    None => e.into(),
+                })
             }
-        }
-        end.map_err(Failure::from)
-    }
-}
-
-type Answer<'a> =
-    Pin<Box<dyn Future<Output = std::result::Result<u64, tokio_postgres::Error>> + Send + 'a>>;
-
-/// A request on the connection and, once it has come, its answer.
-enum Slot<'a> {
-    Waiting(Answer<'a>),
-    Done(std::result::Result<u64, tokio_postgres::Error>),
-}
-
-impl<'a> Slot<'a> {
-    fn new(answer: Answer<'a>) -> Self {
-        Slot::Waiting(answer)
-    }
-
-    /// Polls a waiting request; whether its answer has come.
-    fn poll(&mut self, cx: &mut Context<'_>) -> bool {
-        if let Slot::Waiting(answer) = self
-            && let Poll::Ready(out) = answer.as_mut().poll(cx)
-        {
-            *self = Slot::Done(out);
-        }
-        matches!(self, Slot::Done(_))
-    }
-
-    fn failed(&self) -> bool {
-        matches!(self, Slot::Done(Err(_)))
-    }
-
-    fn into_answer(self) -> std::result::Result<u64, tokio_postgres::Error> {
-        match self {
-            Slot::Done(answer) => answer,
-            // Only called once every slot is done.
-            Slot::Waiting(_) => Ok(0),
+            Err(e) => Err(e.into()),
         }
     }
 }
 
-/// Rolls the transaction back if the save is dropped before its end was sent (a
-/// cancelled run), so the connection goes back to the pool outside any transaction.
-struct Open<'c> {
-    client: &'c tokio_postgres::Client,
-    ended: bool,
-}
-
-impl Drop for Open<'_> {
-    fn drop(&mut self) {
-        if !self.ended {
-            // The first poll sends the request; its answer is not needed.
-            let mut rollback = std::pin::pin!(self.client.batch_execute("ROLLBACK"));
-            let _ = rollback
-                .as_mut()
-                .poll(&mut Context::from_waker(Waker::noop()));
+/// Appends `sql` to `out` with each parameter `$n` numbered `$(n + by)`.
+fn renumber(out: &mut String, sql: &str, by: usize) {
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if let Ok(n) = rest[..digits].parse::<usize>() {
+            let _ = write!(out, "{}", n + by);
+            rest = &rest[digits..];
         }
     }
+    out.push_str(rest);
 }
 
-/// Sends `BEGIN`, each statement with its parameters and `COMMIT` back to back, and
-/// waits for all their answers: those of `BEGIN` and the statements, in order, and
-/// that of the end.
-///
-/// A request is sent when its future is first polled. A statement whose future fails
-/// at once was not sent (or already failed on the server): the end is then
-/// `ROLLBACK`, so the statements sent after it are not committed.
-async fn pipeline(
-    client: &tokio_postgres::Client,
-    statements: &[Statement],
-    params: &[Vec<&(dyn ToSql + Sync)>],
-) -> (
-    Vec<std::result::Result<u64, tokio_postgres::Error>>,
-    std::result::Result<(), tokio_postgres::Error>,
-) {
-    let mut open = Open {
-        client,
-        ended: false,
-    };
-    let mut slots = Vec::with_capacity(statements.len() + 2);
-    slots.push(Slot::new(Box::pin(async move {
-        client.batch_execute("BEGIN").await.map(|()| 0)
-    })));
-    for (statement, params) in statements.iter().zip(params) {
-        slots.push(Slot::new(Box::pin(client.execute(statement, params))));
+#[cfg(test)]
+mod tests {
+    use super::renumber;
+
+    #[test]
+    fn parameters_are_numbered_after_those_before() {
+        let mut out = String::from("x ");
+        renumber(
+            &mut out,
+            "SELECT $1, $2::text[], $10 FROM t WHERE a = $1",
+            7,
+        );
+        assert_eq!(out, "x SELECT $8, $9::text[], $17 FROM t WHERE a = $8");
+        let mut out = String::new();
+        renumber(&mut out, "a $ b $x", 3);
+        assert_eq!(out, "a $ b $x");
     }
-    std::future::poll_fn(|cx| {
-        for slot in &mut slots {
-            slot.poll(cx);
-        }
-        Poll::Ready(())
-    })
-    .await;
-    let end_sql = if slots.iter().any(Slot::failed) {
-        "ROLLBACK"
-    } else {
-        "COMMIT"
-    };
-    slots.push(Slot::new(Box::pin(async move {
-        client.batch_execute(end_sql).await.map(|()| 0)
-    })));
-    std::future::poll_fn(|cx| {
-        let mut done = true;
-        for slot in &mut slots {
-            done &= slot.poll(cx);
-        }
-        // The end has been sent: the server closes the transaction whatever happens.
-        open.ended = true;
-        if done { Poll::Ready(()) } else { Poll::Pending }
-    })
-    .await;
-    // After a `ROLLBACK` end, one of the answers holds the failure.
-    let end = slots.pop().map_or(Ok(0), Slot::into_answer).map(drop);
-    let answers = slots.into_iter().map(Slot::into_answer).collect();
-    (answers, end)
 }

@@ -122,8 +122,8 @@ async fn passes_the_conformance_suite_in_a_schema_of_its_own() {
         .unwrap()
         .get(0);
     assert_eq!(
-        tables, 5,
-        "meta, checkpoints, writes, values and the node cache live in it"
+        tables, 6,
+        "meta, checkpoints, writes, values, the node cache and the thread fences live in it"
     );
     drop_schema(&url, &schema).await;
 }
