@@ -135,8 +135,8 @@ impl PostgresOptions {
 ///
 /// Each operation is one transaction on a connection of the saver's pool (reads see
 /// one snapshot). A save (`put`, `put_writes`, `put_batch`) waits for the server
-/// once: its statements, prepared once per connection, are sent back to back between
-/// `BEGIN` and `COMMIT`. Clones share the pool. The saver is async-native: use it inside a
+/// once: it is one statement (prepared once per connection), an insert per table and
+/// the check of the fences of the threads this process holds. Clones share the pool. The saver is async-native: use it inside a
 /// tokio runtime with its I/O and time drivers (`#[tokio::main]`, or
 /// `invoke_blocking`).
 ///
