@@ -41,6 +41,17 @@ async fn fences(client: &tokio_postgres::Client, thread: &str) -> Vec<String> {
         .collect()
 }
 
+/// A saver in a fresh schema named after `prefix`, and a plain connection to it.
+async fn fresh(prefix: &str) -> Option<(String, String, PostgresSaver, tokio_postgres::Client)> {
+    let url = servers::postgres_url(module_path!())?;
+    let schema = servers::fresh_schema(prefix);
+    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema))
+        .await
+        .unwrap();
+    let db = raw(&url, &schema).await;
+    Some((url, schema, saver, db))
+}
+
 /// Puts checkpoint `version` after `config`.
 async fn put(
     saver: &PostgresSaver,
@@ -68,14 +79,9 @@ fn lost_thread(err: &CheckpointError) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replaced_fence_refuses_the_old_holders_saves() {
-    let Some(url) = servers::postgres_url(module_path!()) else {
+    let Some((url, schema, saver, db)) = fresh("fence").await else {
         return;
     };
-    let schema = servers::fresh_schema("fence");
-    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema))
-        .await
-        .unwrap();
-    let db = raw(&url, &schema).await;
 
     // Each lock writes a new fence.
     let lock = saver
@@ -186,14 +192,9 @@ async fn taking_a_thread_waits_for_a_save_past_its_check() {
 
 #[tokio::test]
 async fn a_fence_lives_while_its_thread_is_held() {
-    let Some(url) = servers::postgres_url(module_path!()) else {
+    let Some((url, schema, saver, db)) = fresh("fence_delete").await else {
         return;
     };
-    let schema = servers::fresh_schema("fence_delete");
-    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema))
-        .await
-        .unwrap();
-    let db = raw(&url, &schema).await;
 
     let lock = saver
         .lock_thread("t", Duration::from_secs(5))
