@@ -1,9 +1,13 @@
 //! The lock session: the one connection on which a saver holds its threads' advisory
 //! locks, opened from the saver's URL or taken from the user's pool.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use deadpool_postgres::Pool;
+use tokio_postgres::Statement;
+use tokio_postgres::types::ToSql;
 
 use crate::error::{Failure, PostgresError, describe, within};
 use crate::tls::{self, Tls};
@@ -45,6 +49,9 @@ pub(crate) struct Session {
     client: Client,
     pid: i32,
     deadline: Duration,
+    /// Its lock and unlock statements, prepared once (by their SQL): one round trip
+    /// per request instead of two, on the connection every run's lock goes through.
+    prepared: Mutex<HashMap<String, Statement>>,
 }
 
 impl Session {
@@ -86,6 +93,7 @@ impl Session {
                 client,
                 pid: 0,
                 deadline,
+                prepared: Mutex::default(),
             };
             // A holder whose machine vanishes (rather than its process dying, which
             // closes the connection at once) is noticed by the server within about a
@@ -146,6 +154,35 @@ impl Session {
         }
     }
 
+    /// `sql`, prepared on this session the first time it is asked for.
+    async fn statement(&self, sql: String) -> Result<Statement, tokio_postgres::Error> {
+        let known = self
+            .prepared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&sql)
+            .cloned();
+        if let Some(statement) = known {
+            return Ok(statement);
+        }
+        let statement = self.client().prepare(&sql).await?;
+        self.prepared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(sql, statement.clone());
+        Ok(statement)
+    }
+
+    /// Runs `sql` (prepared once) with `params`: its row, if any.
+    async fn query_opt(
+        &self,
+        sql: String,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<tokio_postgres::Row>, tokio_postgres::Error> {
+        let statement = self.statement(sql).await?;
+        self.client().query_opt(&statement, params).await
+    }
+
     /// Takes `key` for `thread_id` if no session holds it, and then gives the thread a
     /// new fence in `table` (the schema's `stategraph_thread_locks`, qualified): the
     /// fence, or `None` when another session holds the key.
@@ -165,9 +202,7 @@ impl Session {
              ON CONFLICT (thread_id) DO UPDATE SET fence = excluded.fence
              RETURNING fence::text"
         );
-        let row = self
-            .within(self.client().query_opt(&sql, &[&key, &thread_id]))
-            .await?;
+        let row = self.within(self.query_opt(sql, &[&key, &thread_id])).await?;
         let Some(row) = row else {
             return Ok(None);
         };
@@ -185,11 +220,8 @@ impl Session {
              SELECT pg_advisory_unlock($1)",
             fence.table
         );
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
-            [&key, &fence.thread_id, &fence.id];
-        self.within(self.client().query_one(&sql, &params))
-            .await
-            .map(drop)
+        let params: [&(dyn ToSql + Sync); 3] = [&key, &fence.thread_id, &fence.id];
+        self.within(self.query_opt(sql, &params)).await.map(drop)
     }
 
     /// Ends the session. A pooled one goes back to the pool, so it first lets go of
