@@ -202,7 +202,9 @@ impl Session {
              ON CONFLICT (thread_id) DO UPDATE SET fence = excluded.fence
              RETURNING fence::text"
         );
-        let row = self.within(self.query_opt(sql, &[&key, &thread_id])).await?;
+        let row = self
+            .within(self.query_opt(sql, &[&key, &thread_id]))
+            .await?;
         let Some(row) = row else {
             return Ok(None);
         };
