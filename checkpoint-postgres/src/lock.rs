@@ -14,8 +14,9 @@
 //! is still the one its lock wrote, and share-locks that row (see [`plan_check`]). A
 //! process that takes the thread after the session was lost writes a new fence first:
 //! it waits for a save already past its check to commit, and every later save of the
-//! old holder fails. When this process notices the session ended, its holders' locks
-//! are marked lost and their saves fail at once.
+//! old holder fails. Letting go of a lock deletes its fence. When this process
+//! notices the session ended, its holders' locks are marked lost and their saves fail
+//! at once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
