@@ -24,7 +24,7 @@ use crate::saver::PostgresSaver;
 use crate::store::{Result, encode, version_param};
 
 /// The main query of a save holding threads: fails (division by zero) unless the
-/// fence of each thread of `$T` is the one of `$F` at its place, the one its holder's
+/// fence of each thread of `$1` is the one of `$2` at its place, the one its holder's
 /// lock wrote. The rows are share-locked until the save commits, so a process taking
 /// one of the threads (which writes a new fence) waits for this save, and reads the
 /// thread after it.
@@ -34,9 +34,9 @@ use crate::store::{Result, encode, version_param};
 /// grows with each thread held anywhere on the server.
 const FENCES_SQL: &str = "SELECT 1 / ((SELECT count(*) FROM (
        SELECT 1 FROM stategraph_thread_locks AS l
-       JOIN unnest($T::text[], $F::text[]) AS f(t, fence)
+       JOIN unnest($1::text[], $2::text[]) AS f(t, fence)
          ON l.thread_id = f.t AND l.fence = f.fence::uuid
-       FOR SHARE OF l) AS held) = cardinality($T::text[]))::int";
+       FOR SHARE OF l) AS held) = cardinality($1::text[]))::int";
 
 /// After [`FENCES_SQL`] failed: the threads of `$1` whose fence is no longer `$2`'s.
 const REPLACED_SQL: &str = "SELECT f.t FROM unnest($1::text[], $2::text[]) AS f(t, fence)
@@ -179,22 +179,13 @@ impl Save {
             sql.push_str(")\n");
             params.extend(part_params);
         }
-        let (threads, fences): (Vec<String>, Vec<String>) = self
-            .checks
-            .iter()
-            .map(|c| (c.thread_id.clone(), c.fence.clone()))
-            .unzip();
         if self.checks.is_empty() {
             sql.push_str("SELECT 1");
         } else {
-            let (t, f) = (params.len() + 1, params.len() + 2);
-            sql.push_str(
-                &FENCES_SQL
-                    .replace("$T", &format!("${t}"))
-                    .replace("$F", &format!("${f}")),
-            );
-            params.push(Box::new(threads.clone()));
-            params.push(Box::new(fences.clone()));
+            renumber(&mut sql, FENCES_SQL, params.len());
+            let (threads, fences) = fence_columns(&self.checks);
+            params.push(Box::new(threads));
+            params.push(Box::new(fences));
         }
         let statement = client.prepare_cached(&sql).await?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref() as _).collect();
@@ -203,6 +194,7 @@ impl Save {
             Err(e) if !self.checks.is_empty() && e.code() == Some(&SqlState::DIVISION_BY_ZERO) => {
                 // Which thread: the first whose fence was replaced (if the server can
                 // still tell), else the first checked.
+                let (threads, fences) = fence_columns(&self.checks);
                 let replaced: Option<String> = client
                     .query(REPLACED_SQL, &[&threads, &fences])
                     .await
@@ -219,6 +211,14 @@ impl Save {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// The threads of `checks` and their fences, as two columns.
+fn fence_columns(checks: &[Check]) -> (Vec<String>, Vec<String>) {
+    checks
+        .iter()
+        .map(|c| (c.thread_id.clone(), c.fence.clone()))
+        .unzip()
 }
 
 /// Appends `sql` to `out` with each parameter `$n` numbered `$(n + by)`.
