@@ -124,9 +124,13 @@ async fn complete(
             wanted.insert((channel.clone(), version_param(channel, version)?), ());
         }
     }
-    let mut values: BTreeMap<(String, i64), Row> = BTreeMap::new();
-    if !wanted.is_empty() {
-        let (channels, versions): (Vec<String>, Vec<i64>) = wanted.into_keys().unzip();
+    // The values and the writes are asked for together: one round trip for both.
+    let (channels, versions): (Vec<String>, Vec<i64>) = wanted.into_keys().unzip();
+    let ids: Vec<&str> = stored.iter().map(|s| s.id.as_str()).collect();
+    let value_rows = async {
+        if channels.is_empty() {
+            return Ok(Vec::new());
+        }
         let stmt = tx
             .prepare_cached(
                 "SELECT v.channel, v.version, v.value FROM stategraph_values v
@@ -135,35 +139,35 @@ async fn complete(
                  WHERE v.thread_id = $1 AND v.checkpoint_ns = $2",
             )
             .await?;
-        for row in tx
-            .query(
-                &stmt,
-                &[
-                    &config.thread_id,
-                    &config.checkpoint_ns,
-                    &channels,
-                    &versions,
-                ],
-            )
-            .await?
-        {
-            values.insert((row.try_get(0)?, row.try_get(1)?), row);
-        }
-    }
-
-    let ids: Vec<&str> = stored.iter().map(|s| s.id.as_str()).collect();
-    let stmt = tx
-        .prepare_cached(
-            "SELECT checkpoint_id, task_id, idx, channel, value FROM stategraph_writes
-             WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)
-             ORDER BY checkpoint_id, task_id, idx",
+        tx.query(
+            &stmt,
+            &[
+                &config.thread_id,
+                &config.checkpoint_ns,
+                &channels,
+                &versions,
+            ],
         )
-        .await?;
+        .await
+    };
+    let write_rows = async {
+        let stmt = tx
+            .prepare_cached(
+                "SELECT checkpoint_id, task_id, idx, channel, value FROM stategraph_writes
+                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)
+                 ORDER BY checkpoint_id, task_id, idx",
+            )
+            .await?;
+        tx.query(&stmt, &[&config.thread_id, &config.checkpoint_ns, &ids])
+            .await
+    };
+    let (value_rows, write_rows) = futures::try_join!(value_rows, write_rows)?;
+    let mut values: BTreeMap<(String, i64), Row> = BTreeMap::new();
+    for row in value_rows {
+        values.insert((row.try_get(0)?, row.try_get(1)?), row);
+    }
     let mut writes: BTreeMap<String, Vec<Row>> = BTreeMap::new();
-    for row in tx
-        .query(&stmt, &[&config.thread_id, &config.checkpoint_ns, &ids])
-        .await?
-    {
+    for row in write_rows {
         writes.entry(row.try_get(0)?).or_default().push(row);
     }
 
