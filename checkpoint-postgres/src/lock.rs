@@ -54,6 +54,9 @@ struct Holder {
     pid: i32,
     /// Why the lock is no longer held, once the session holding it has ended.
     lost: Option<String>,
+    /// The highest `seq` of each of the thread's namespaces, as this holder's own
+    /// saves found it (see [`take_seq`]).
+    seqs: HashMap<String, i64>,
 }
 
 /// The locks this saver holds, by key.
@@ -240,6 +243,7 @@ async fn try_lock(
                         fence,
                         pid,
                         lost: None,
+                        seqs: HashMap::new(),
                     },
                 );
                 return Ok(Some(token));
@@ -349,9 +353,64 @@ pub(crate) fn plan_check(
             lost: Some(reason), ..
         }) => Err(lost(thread_id, reason)),
         Some(holder) => {
-            save.check_lock(thread_id, holder.pid, &holder.fence.id);
+            save.check_lock(
+                thread_id,
+                Held {
+                    key,
+                    token: holder.token,
+                    pid: holder.pid,
+                },
+                &holder.fence.id,
+            );
             Ok(())
         }
+    }
+}
+
+/// Which lock of this process a save checks: its key, the holder's token and the
+/// backend of its lock session.
+#[derive(Clone, Copy)]
+pub(crate) struct Held {
+    pub(crate) key: i64,
+    pub(crate) token: u64,
+    pub(crate) pid: i32,
+}
+
+/// The `seq` the next new checkpoint of namespace `ns` of a thread held as `held`
+/// takes, when the holder's own saves know the namespace's highest: no other process
+/// writes the thread while this one holds it (a save checks the fence), so the highest
+/// is the one this holder's last save found, and the server need not look it up.
+/// `None` when a save has yet to find it: the first after taking the lock, or after a
+/// save that stored several checkpoints of the thread at once.
+///
+/// Taken, not read: until the save that gives the number reports the namespace's
+/// highest back ([`saw_seq`]), the next save finds it again. A save that fails, or
+/// whose caller stops waiting for it, may have been stored all the same.
+pub(crate) fn take_seq(saver: &PostgresSaver, held: Held, ns: &str) -> Option<i64> {
+    let mut t = lock_table(&saver.locks.table);
+    let holder = t
+        .held
+        .get_mut(&held.key)
+        .filter(|h| h.token == held.token)?;
+    holder.seqs.remove(ns).map(|seq| seq + 1)
+}
+
+/// After a save of a thread held as `held` returned `seq`, its namespace `ns`'s
+/// highest (see [`crate::rows::Numbering`]).
+pub(crate) fn saw_seq(saver: &PostgresSaver, held: Held, ns: &str, seq: i64) {
+    let mut t = lock_table(&saver.locks.table);
+    if let Some(holder) = t.held.get_mut(&held.key).filter(|h| h.token == held.token) {
+        let top = holder.seqs.entry(ns.to_string()).or_insert(seq);
+        *top = (*top).max(seq);
+    }
+}
+
+/// Before a save that stores several checkpoints of a thread held as `held`: the
+/// highest `seq` of its namespaces is found again after it.
+pub(crate) fn forget_seqs(saver: &PostgresSaver, held: Held) {
+    let mut t = lock_table(&saver.locks.table);
+    if let Some(holder) = t.held.get_mut(&held.key).filter(|h| h.token == held.token) {
+        holder.seqs.clear();
     }
 }
 

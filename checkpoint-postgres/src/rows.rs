@@ -76,6 +76,48 @@ const CHECKPOINT_SQL: &str = "INSERT INTO stategraph_checkpoints
        parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
        value_channels = excluded.value_channels, metadata = excluded.metadata";
 
+/// [`CHECKPOINT_SQL`] returning the namespace's highest number after the save: the
+/// row's, or, when the checkpoint was stored before (and keeps its number), the
+/// highest before the save (the statement does not see its own row).
+const CHECKPOINT_FIND_SQL: &str = "INSERT INTO stategraph_checkpoints
+     (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
+      metadata, seq)
+     VALUES ($1, $2, $3, $4, $5, $6, $7,
+         (SELECT COALESCE(MAX(seq), 0) + 1 FROM stategraph_checkpoints
+          WHERE thread_id = $1 AND checkpoint_ns = $2))
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+       parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
+       value_channels = excluded.value_channels, metadata = excluded.metadata
+     RETURNING GREATEST(seq, (SELECT COALESCE(MAX(seq), 0) FROM stategraph_checkpoints
+                              WHERE thread_id = $1 AND checkpoint_ns = $2))";
+
+/// [`CHECKPOINT_SQL`] with the row's number given (`$8`, one past the namespace's
+/// highest): the server does not look the highest up, a quarter of its work for the
+/// statement of a `sync` step. Returns the namespace's highest after the save: the
+/// row's number, or, when the checkpoint was stored before (and keeps its number), the
+/// highest before the save.
+const CHECKPOINT_AT_SQL: &str = "INSERT INTO stategraph_checkpoints
+     (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
+      metadata, seq)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+       parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
+       value_channels = excluded.value_channels, metadata = excluded.metadata
+     RETURNING GREATEST(seq, $8 - 1)";
+
+/// How a save's one checkpoint gets its number in the thread's order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Numbering {
+    /// The server gives it (the namespace's highest plus one).
+    Server,
+    /// The server gives it, and the statement returns the namespace's highest after
+    /// the save.
+    Find,
+    /// It takes this number, one past the namespace's highest; the statement returns
+    /// the highest after the save.
+    Given(i64),
+}
+
 /// A task's own writes are fixed once stored.
 const WRITES_KEEP_SQL: &str = "INSERT INTO stategraph_writes
      (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
@@ -178,6 +220,15 @@ pub(crate) struct WriteRow {
 
 type WriteKey = (ThreadNs, String, String, i64);
 
+/// A save's statements, to be run as parts of one statement.
+pub(crate) struct Statements {
+    /// Each statement and its parameters.
+    pub(crate) parts: Vec<(&'static str, Params)>,
+    /// The part storing the save's one checkpoint, where the checkpoint belongs, and
+    /// how it was numbered (unless [`Numbering::Server`], the part returns a number).
+    pub(crate) checkpoint: Option<(usize, ThreadNs, Numbering)>,
+}
+
 /// The rows of a save, per table.
 #[derive(Default)]
 pub(crate) struct Rows {
@@ -216,12 +267,21 @@ impl Rows {
         }
     }
 
+    /// How many checkpoints the save stores.
+    pub(crate) fn checkpoints(&self) -> usize {
+        self.checkpoints.rows.len()
+    }
+
     /// The statements storing the rows, at most one per table (and kind of write),
     /// with their parameters, to be run as parts of one statement. A special write
     /// replaces a task's own write of the same key whichever came first, as storing
     /// the ops one after another would: the own write is left out (one statement may
-    /// not touch a row twice).
-    pub(crate) fn into_statements(self) -> Vec<(&'static str, Params)> {
+    /// not touch a row twice). A save's one checkpoint is numbered as `numbering`
+    /// says for its thread and namespace.
+    pub(crate) fn into_statements(
+        self,
+        numbering: impl FnOnce(&ThreadNs) -> Numbering,
+    ) -> Statements {
         let mut out = Vec::with_capacity(4);
         let mut keep = self.keep;
         if !self.replace.rows.is_empty() {
@@ -245,10 +305,13 @@ impl Rows {
             out.push(values_statement(self.values.rows));
         }
         let mut checkpoints = self.checkpoints.rows;
+        let mut checkpoint = None;
         if checkpoints.len() == 1
             && let Some((place, row)) = checkpoints.pop()
         {
-            let params: Params = vec![
+            let numbered = numbering(&place);
+            checkpoint = Some((out.len(), place.clone(), numbered));
+            let mut params: Params = vec![
                 Box::new(place.thread_id),
                 Box::new(place.checkpoint_ns),
                 Box::new(row.id),
@@ -257,7 +320,15 @@ impl Rows {
                 Box::new(row.value_channels),
                 Box::new(row.metadata),
             ];
-            out.push((CHECKPOINT_SQL, params));
+            let sql = match numbered {
+                Numbering::Server => CHECKPOINT_SQL,
+                Numbering::Find => CHECKPOINT_FIND_SQL,
+                Numbering::Given(seq) => {
+                    params.push(Box::new(seq));
+                    CHECKPOINT_AT_SQL
+                }
+            };
+            out.push((sql, params));
         } else if !checkpoints.is_empty() {
             out.push((CHECKPOINTS_SQL, checkpoint_params(checkpoints)));
         }
@@ -272,7 +343,10 @@ impl Rows {
                 out.push(write_statement(rows, sql));
             }
         }
-        out
+        Statements {
+            parts: out,
+            checkpoint,
+        }
     }
 }
 

@@ -18,8 +18,8 @@ use stategraph::checkpoint::{Checkpoint, CheckpointConfig, CheckpointMetadata, P
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
-use crate::lock;
-use crate::rows::{CheckpointRow, Params, Rows, ThreadNs, ValueRow, WriteRow};
+use crate::lock::{self, Held};
+use crate::rows::{CheckpointRow, Numbering, Params, Rows, ThreadNs, ValueRow, WriteRow};
 use crate::saver::PostgresSaver;
 use crate::store::{Result, encode, version_param};
 
@@ -38,16 +38,22 @@ const FENCES_SQL: &str = "SELECT 1 / ((SELECT count(*) FROM (
          ON l.thread_id = f.t AND l.fence = f.fence::uuid
        FOR SHARE OF l) AS held) = cardinality($1::text[]))::int";
 
-/// After [`FENCES_SQL`] failed: the threads of `$1` whose fence is no longer `$2`'s.
+/// [`FENCES_SQL`] for one thread (`$1`, fence `$2`), the save of a run: the row is
+/// looked up, without the join and the count a list of threads needs (a fifth of the
+/// server's work for the statement of a `sync` step).
+const FENCE_SQL: &str = "SELECT 1 / COALESCE((SELECT 1 FROM stategraph_thread_locks
+       WHERE thread_id = $1 AND fence = $2::text::uuid FOR SHARE), 0)";
+
+/// After a fence check failed: the threads of `$1` whose fence is no longer `$2`'s.
 const REPLACED_SQL: &str = "SELECT f.t FROM unnest($1::text[], $2::text[]) AS f(t, fence)
      WHERE NOT EXISTS (SELECT 1 FROM stategraph_thread_locks AS l
                        WHERE l.thread_id = f.t AND l.fence = f.fence::uuid)";
 
-/// A fence to check: the thread, the backend of the lock session holding it, and the
-/// fence its lock wrote.
+/// A fence to check: the thread, which lock of this process holds it, and the fence
+/// its lock wrote.
 struct Check {
     thread_id: String,
-    pid: i32,
+    held: Held,
     fence: String,
 }
 
@@ -59,12 +65,12 @@ pub(crate) struct Save {
 }
 
 impl Save {
-    /// Adds the check that `thread_id`'s fence is still `fence`, the one the lock of
-    /// the lock session `pid` wrote.
-    pub(crate) fn check_lock(&mut self, thread_id: &str, pid: i32, fence: &str) {
+    /// Adds the check that `thread_id`'s fence is still `fence`, the one its lock
+    /// `held` wrote.
+    pub(crate) fn check_lock(&mut self, thread_id: &str, held: Held, fence: &str) {
         self.checks.push(Check {
             thread_id: thread_id.to_string(),
-            pid,
+            held,
             fence: fence.to_string(),
         });
     }
@@ -167,49 +173,108 @@ impl Save {
 
     /// Runs the save on `client` in one transaction: all of it is stored, or none.
     pub(crate) async fn run(self, saver: &PostgresSaver, client: &Client) -> Result<()> {
-        let parts = self.rows.into_statements();
-        if parts.is_empty() && self.checks.is_empty() {
+        let Save { checks, rows } = self;
+        if rows.checkpoints() > 1 {
+            for c in &checks {
+                lock::forget_seqs(saver, c.held);
+            }
+        }
+        let held = |place: &ThreadNs| {
+            checks
+                .iter()
+                .find(|c| c.thread_id == place.thread_id)
+                .map(|c| c.held)
+        };
+        let statements = rows.into_statements(|place| match held(place) {
+            None => Numbering::Server,
+            Some(held) => lock::take_seq(saver, held, &place.checkpoint_ns)
+                .map_or(Numbering::Find, Numbering::Given),
+        });
+        if statements.parts.is_empty() && checks.is_empty() {
             return Ok(());
         }
-        let mut sql = String::with_capacity(4096);
-        let mut params: Params = Vec::new();
-        for (i, (part, part_params)) in parts.into_iter().enumerate() {
-            let _ = write!(sql, "{} s{i} AS (", if i == 0 { "WITH" } else { "," });
-            renumber(&mut sql, part, params.len());
-            sql.push_str(")\n");
-            params.extend(part_params);
+        // A held thread's checkpoint: its number comes back, for the next save to give.
+        let seen = statements
+            .checkpoint
+            .filter(|(_, _, numbered)| *numbered != Numbering::Server)
+            .and_then(|(part, place, _)| Some((part, held(&place)?, place.checkpoint_ns)));
+        let (sql, params) = compose(statements.parts, &checks, seen.as_ref().map(|s| s.0));
+        let statement = client.prepare_cached(&sql).await?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref() as _).collect();
+        let stored = match &seen {
+            Some(_) => client.query_one(&statement, &refs).await.map(Some),
+            None => client.execute(&statement, &refs).await.map(|_| None),
+        };
+        let row = match stored {
+            Ok(row) => row,
+            Err(e) => return Err(failed(saver, client, &checks, e).await),
+        };
+        if let (Some((_, held, ns)), Some(Ok(seq))) = (seen, row.map(|r| r.try_get(1))) {
+            lock::saw_seq(saver, held, &ns, seq);
         }
-        if self.checks.is_empty() {
-            sql.push_str("SELECT 1");
-        } else {
+        Ok(())
+    }
+}
+
+/// The statement of a save: `parts` as data-modifying `WITH` queries, and a main query
+/// checking the fences of `checks`, also returning what part `seen` returns.
+fn compose(
+    parts: Vec<(&'static str, Params)>,
+    checks: &[Check],
+    seen: Option<usize>,
+) -> (String, Params) {
+    let mut sql = String::with_capacity(4096);
+    let mut params: Params = Vec::new();
+    for (i, (part, part_params)) in parts.into_iter().enumerate() {
+        let _ = write!(sql, "{} s{i} AS (", if i == 0 { "WITH" } else { "," });
+        renumber(&mut sql, part, params.len());
+        sql.push_str(")\n");
+        params.extend(part_params);
+    }
+    match checks {
+        [] => sql.push_str("SELECT 1"),
+        [one] => {
+            renumber(&mut sql, FENCE_SQL, params.len());
+            params.push(Box::new(one.thread_id.clone()));
+            params.push(Box::new(one.fence.clone()));
+        }
+        many => {
             renumber(&mut sql, FENCES_SQL, params.len());
-            let (threads, fences) = fence_columns(&self.checks);
+            let (threads, fences) = fence_columns(many);
             params.push(Box::new(threads));
             params.push(Box::new(fences));
         }
-        let statement = client.prepare_cached(&sql).await?;
-        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref() as _).collect();
-        match client.execute(&statement, &refs).await {
-            Ok(_) => Ok(()),
-            Err(e) if !self.checks.is_empty() && e.code() == Some(&SqlState::DIVISION_BY_ZERO) => {
-                // Which thread: the first whose fence was replaced (if the server can
-                // still tell), else the first checked.
-                let (threads, fences) = fence_columns(&self.checks);
-                let replaced: Option<String> = client
-                    .query(REPLACED_SQL, &[&threads, &fences])
-                    .await
-                    .ok()
-                    .and_then(|rows| rows.first().and_then(|r| r.try_get(0).ok()));
-                let lost = replaced
-                    .and_then(|t| self.checks.iter().find(|c| c.thread_id == t))
-                    .or(self.checks.first());
-                Err(match lost {
-                    Some(c) => lock::lost_on_server(saver, &c.thread_id, c.pid),
-                    None => e.into(),
-                })
-            }
-            Err(e) => Err(e.into()),
-        }
+    }
+    if let Some(part) = seen {
+        let _ = write!(sql, ", (SELECT * FROM s{part})");
+    }
+    (sql, params)
+}
+
+/// The error of a save that failed with `e`: when a fence check failed, the lock lost
+/// (of the first thread whose fence was replaced, if the server can still tell, else
+/// of the first checked).
+async fn failed(
+    saver: &PostgresSaver,
+    client: &Client,
+    checks: &[Check],
+    e: tokio_postgres::Error,
+) -> crate::error::Failure {
+    if checks.is_empty() || e.code() != Some(&SqlState::DIVISION_BY_ZERO) {
+        return e.into();
+    }
+    let (threads, fences) = fence_columns(checks);
+    let replaced: Option<String> = client
+        .query(REPLACED_SQL, &[&threads, &fences])
+        .await
+        .ok()
+        .and_then(|rows| rows.first().and_then(|r| r.try_get(0).ok()));
+    let lost = replaced
+        .and_then(|t| checks.iter().find(|c| c.thread_id == t))
+        .or(checks.first());
+    match lost {
+        Some(c) => lock::lost_on_server(saver, &c.thread_id, c.held.pid),
+        None => e.into(),
     }
 }
 

@@ -9,7 +9,9 @@
 //! Each case runs its ops on two threads of one schema: one `put_batch` per op on the
 //! first, one `put_batch` of all the ops on the second; the three tables must then hold
 //! the same rows for both, thread ids aside, and a checkpoint's order number (`seq`) as
-//! its place in its namespace: a batch may leave numbers unused.
+//! its place in its namespace: a batch may leave numbers unused. A thread this process
+//! holds must be numbered alike, though its saves give the numbers themselves once
+//! they know the highest.
 //!
 //! Needs a server: set `STATEGRAPH_POSTGRES_URL` (see `stategraph_tests::servers`).
 
@@ -117,17 +119,23 @@ async fn same_as_one_by_one(case: &str, before: &[Op], ops: &[Op]) {
     if let Err(e) = saver.put_batch(batch).await {
         panic!("{case}: the batch is refused: {e}");
     }
+    same_rows(case, &url, &schema, saver, [one_by_one, folded]).await;
+}
 
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+/// Checks that thread `threads[1]` holds the rows `threads[0]` holds and reads back
+/// alike; then drops the schema.
+async fn same_rows(case: &str, url: &str, schema: &str, saver: PostgresSaver, threads: [&str; 2]) {
+    let [expected_thread, thread] = threads;
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
         .await
         .unwrap();
     tokio::spawn(connection);
-    let expected = dump(&client, &schema, one_by_one).await;
+    let expected = dump(&client, schema, expected_thread).await;
     assert!(!expected.is_empty(), "{case}");
     assert_eq!(
-        dump(&client, &schema, folded).await,
+        dump(&client, schema, thread).await,
         expected,
-        "{case}: the batch stores what its ops store one by one"
+        "{case}: {thread} holds the rows of {expected_thread}"
     );
     // And the saver reads both threads back alike.
     for ns in ["", "child"] {
@@ -137,11 +145,11 @@ async fn same_as_one_by_one(case: &str, before: &[Op], ops: &[Op]) {
             checkpoint_id: None,
         };
         let a = saver
-            .list(&list(one_by_one), &ListOptions::new())
+            .list(&list(expected_thread), &ListOptions::new())
             .await
             .unwrap();
         let b = saver
-            .list(&list(folded), &ListOptions::new())
+            .list(&list(thread), &ListOptions::new())
             .await
             .unwrap();
         let ids = |l: &[stategraph::checkpoint::CheckpointTuple]| -> Vec<_> {
@@ -153,9 +161,38 @@ async fn same_as_one_by_one(case: &str, before: &[Op], ops: &[Op]) {
     }
     drop(client);
     drop(saver);
+    let (url, schema) = (url.to_string(), schema.to_string());
     tokio::task::spawn_blocking(move || servers::drop_schema(&url, &schema))
         .await
         .unwrap();
+}
+
+/// Runs each batch of `batches` on a thread this process holds and on one it does
+/// not: a holder numbers the thread's checkpoints itself once its saves know the
+/// highest number, and must number them as the server does for a thread nobody holds.
+async fn held_same_as_free(case: &str, batches: &[Vec<Op>]) {
+    let Some(url) = servers::postgres_url(module_path!()) else {
+        return;
+    };
+    let schema = servers::fresh_schema("fold");
+    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema))
+        .await
+        .unwrap();
+    let (free, held) = ("free", "held");
+    let lock = saver
+        .lock_thread(held, std::time::Duration::from_secs(5))
+        .await
+        .unwrap();
+    for batch in batches {
+        for thread in [free, held] {
+            let ops = batch.iter().map(|op| op.on(thread)).collect();
+            if let Err(e) = saver.put_batch(ops).await {
+                panic!("{case}: a batch on {thread} is refused: {e}");
+            }
+        }
+    }
+    drop(lock);
+    same_rows(case, &url, &schema, saver, [free, held]).await;
 }
 
 /// A checkpoint whose id is `id`'s, at `version`, with `count` as its counter.
@@ -270,4 +307,43 @@ async fn a_batch_of_many_namespaces_numbers_each_in_op_order() {
         cp("", Some(c.id.clone()), d, 3),
     ];
     same_as_one_by_one("namespaces", &before, &ops).await;
+}
+
+#[tokio::test]
+async fn a_held_thread_numbers_its_checkpoints_as_the_server_does() {
+    let [a, b, c, d, e, f] = [1, 2, 3, 4, 5, 6].map(conformance::checkpoint);
+    let [x, y, z, w] = [1, 2, 3, 4].map(conformance::checkpoint);
+    let one = |op: Op| vec![op];
+    let batches = [
+        // The first save of the thread finds the highest number; the next ones know it.
+        one(cp("", None, a.clone(), 0)),
+        vec![
+            Op::Writes("", a.id.clone(), vec![write("t", 0, "count", 1)]),
+            cp("", Some(a.id.clone()), b.clone(), 1),
+        ],
+        // Another namespace is numbered apart.
+        one(cp("child", None, x.clone(), 0)),
+        one(cp("child", Some(x.id.clone()), y.clone(), 1)),
+        // A checkpoint stored again keeps its place; the next one follows the highest.
+        one(cp("", None, checkpoint_as(&a.id, 1, 10), 5)),
+        one(cp("", Some(b.id.clone()), c.clone(), 2)),
+        // Several checkpoints in one batch; then single saves again.
+        vec![
+            cp("", Some(c.id.clone()), d.clone(), 3),
+            cp("child", Some(y.id.clone()), z.clone(), 2),
+            cp("", Some(d.id.clone()), e.clone(), 4),
+        ],
+        // The next save finds the highest again: one of a checkpoint stored before
+        // finds it past that checkpoint's own number.
+        one(cp("", None, checkpoint_as(&b.id, 2, 21), 6)),
+        one(cp("", Some(e.id.clone()), f, 5)),
+        one(cp("child", None, checkpoint_as(&y.id, 2, 20), 3)),
+        one(cp("child", Some(z.id.clone()), w, 4)),
+        one(Op::Writes(
+            "",
+            e.id.clone(),
+            vec![write("t", 0, "count", 2)],
+        )),
+    ];
+    held_same_as_free("held", &batches).await;
 }
