@@ -21,6 +21,29 @@ use tokio_postgres::types::ToSql;
 /// A statement's parameters.
 pub(crate) type Params = Vec<Box<dyn ToSql + Sync + Send>>;
 
+/// A part's statement, two ways. `upsert` stores a row whose key is stored already as
+/// its table wants (keeping the stored row, or replacing it). `plain` is a plain
+/// `INSERT`, which costs the server less (no probe of the key first, no speculative
+/// insertion to confirm): it fails on such a row instead. A save sends its parts'
+/// `plain` statements, and only when that fails on a key stored already, their
+/// `upsert` ones: a key comes again when a run resumes an interrupted task, or a
+/// checkpoint is stored again, not in a step's save.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Sql {
+    pub(crate) plain: &'static str,
+    pub(crate) upsert: &'static str,
+}
+
+impl Sql {
+    /// A part sent the one way.
+    const fn upsert(sql: &'static str) -> Self {
+        Self {
+            plain: sql,
+            upsert: sql,
+        }
+    }
+}
+
 /// [`VALUES_SQL`] for rows of one thread and namespace (`$1`, `$2`): every `sync` step
 /// and most batches. Unnesting two arrays fewer, and the statement of a `sync` step is
 /// the one it was before saves were folded.
@@ -29,6 +52,11 @@ const VALUES_ONE_SQL: &str =
      SELECT $1, $2, c, v, j FROM unnest($3::text[], $4::bigint[], $5::text[]) AS r(c, v, j)
      ON CONFLICT (thread_id, checkpoint_ns, channel, version)
      DO UPDATE SET value = excluded.value";
+
+/// [`VALUES_ONE_SQL`] as a plain `INSERT` (see [`Sql`]).
+const VALUES_ONE_PLAIN_SQL: &str =
+    "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
+     SELECT $1, $2, c, v, j FROM unnest($3::text[], $4::bigint[], $5::text[]) AS r(c, v, j)";
 
 const VALUES_SQL: &str =
     "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
@@ -105,6 +133,13 @@ const CHECKPOINT_AT_SQL: &str = "INSERT INTO stategraph_checkpoints
        value_channels = excluded.value_channels, metadata = excluded.metadata
      RETURNING GREATEST(seq, $8 - 1)";
 
+/// [`CHECKPOINT_AT_SQL`] as a plain `INSERT` (see [`Sql`]).
+const CHECKPOINT_AT_PLAIN_SQL: &str = "INSERT INTO stategraph_checkpoints
+     (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
+      metadata, seq)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     RETURNING GREATEST(seq, $8 - 1)";
+
 /// How a save's one checkpoint gets its number in the thread's order.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Numbering {
@@ -132,6 +167,13 @@ const WRITES_KEEP_ONE_SQL: &str = "INSERT INTO stategraph_writes
      FROM unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
          AS r(k, t, i, c, v)
      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING";
+
+/// [`WRITES_KEEP_ONE_SQL`] as a plain `INSERT` (see [`Sql`]).
+const WRITES_KEEP_ONE_PLAIN_SQL: &str = "INSERT INTO stategraph_writes
+     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
+     SELECT $1, $2, k, t, i, c, v
+     FROM unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+         AS r(k, t, i, c, v)";
 
 /// [`WRITES_REPLACE_SQL`] for rows of one thread and namespace (`$1`, `$2`).
 const WRITES_REPLACE_ONE_SQL: &str = "INSERT INTO stategraph_writes
@@ -223,7 +265,7 @@ type WriteKey = (ThreadNs, String, String, i64);
 /// A save's statements, to be run as parts of one statement.
 pub(crate) struct Statements {
     /// Each statement and its parameters.
-    pub(crate) parts: Vec<(&'static str, Params)>,
+    pub(crate) parts: Vec<(Sql, Params)>,
     /// The part storing the save's one checkpoint, where the checkpoint belongs, and
     /// how it was numbered (unless [`Numbering::Server`], the part returns a number).
     pub(crate) checkpoint: Option<(usize, ThreadNs, Numbering)>,
@@ -321,22 +363,32 @@ impl Rows {
                 Box::new(row.metadata),
             ];
             let sql = match numbered {
-                Numbering::Server => CHECKPOINT_SQL,
-                Numbering::Find => CHECKPOINT_FIND_SQL,
+                Numbering::Server => Sql::upsert(CHECKPOINT_SQL),
+                Numbering::Find => Sql::upsert(CHECKPOINT_FIND_SQL),
                 Numbering::Given(seq) => {
                     params.push(Box::new(seq));
-                    CHECKPOINT_AT_SQL
+                    Sql {
+                        plain: CHECKPOINT_AT_PLAIN_SQL,
+                        upsert: CHECKPOINT_AT_SQL,
+                    }
                 }
             };
             out.push((sql, params));
         } else if !checkpoints.is_empty() {
-            out.push((CHECKPOINTS_SQL, checkpoint_params(checkpoints)));
+            out.push((Sql::upsert(CHECKPOINTS_SQL), checkpoint_params(checkpoints)));
         }
+        let keep_one = Sql {
+            plain: WRITES_KEEP_ONE_PLAIN_SQL,
+            upsert: WRITES_KEEP_ONE_SQL,
+        };
         for (rows, sql) in [
-            (keep.rows, [WRITES_KEEP_ONE_SQL, WRITES_KEEP_SQL]),
+            (keep.rows, [keep_one, Sql::upsert(WRITES_KEEP_SQL)]),
             (
                 self.replace.rows,
-                [WRITES_REPLACE_ONE_SQL, WRITES_REPLACE_SQL],
+                [
+                    Sql::upsert(WRITES_REPLACE_ONE_SQL),
+                    Sql::upsert(WRITES_REPLACE_SQL),
+                ],
             ),
         ] {
             if !rows.is_empty() {
@@ -366,7 +418,7 @@ fn place_columns<R>(rows: &[(ThreadNs, R)]) -> (bool, Params) {
     (false, vec![Box::new(threads), Box::new(namespaces)])
 }
 
-fn values_statement(rows: Vec<(ThreadNs, ValueRow)>) -> (&'static str, Params) {
+fn values_statement(rows: Vec<(ThreadNs, ValueRow)>) -> (Sql, Params) {
     let (one, mut params) = place_columns(&rows);
     let (mut channels, mut versions, mut jsons) = (Vec::new(), Vec::new(), Vec::new());
     for (_, row) in rows {
@@ -377,7 +429,15 @@ fn values_statement(rows: Vec<(ThreadNs, ValueRow)>) -> (&'static str, Params) {
     params.push(Box::new(channels));
     params.push(Box::new(versions));
     params.push(Box::new(jsons));
-    (if one { VALUES_ONE_SQL } else { VALUES_SQL }, params)
+    let sql = if one {
+        Sql {
+            plain: VALUES_ONE_PLAIN_SQL,
+            upsert: VALUES_ONE_SQL,
+        }
+    } else {
+        Sql::upsert(VALUES_SQL)
+    };
+    (sql, params)
 }
 
 fn checkpoint_params(rows: Vec<(ThreadNs, CheckpointRow)>) -> Params {
@@ -412,10 +472,7 @@ fn checkpoint_params(rows: Vec<(ThreadNs, CheckpointRow)>) -> Params {
 
 /// The statement storing `rows`: `sql[0]` if they share a thread and namespace,
 /// else `sql[1]`.
-fn write_statement(
-    rows: Vec<(ThreadNs, WriteRow)>,
-    sql: [&'static str; 2],
-) -> (&'static str, Params) {
+fn write_statement(rows: Vec<(ThreadNs, WriteRow)>, sql: [Sql; 2]) -> (Sql, Params) {
     let (one, mut params) = place_columns(&rows);
     let n = rows.len();
     let (mut ids, mut tasks, mut idxs) = (

@@ -8,7 +8,9 @@
 //! a fence that is no longer its lock's among them, stores nothing; and the save waits
 //! for one answer. Against `BEGIN`, a statement per table and `COMMIT` sent together,
 //! that is one message and one answer instead of one per statement, both for the
-//! server and for this process.
+//! server and for this process. The inserts of a step's save are sent as plain
+//! `INSERT`s first, and again with `ON CONFLICT` only should one meet a key stored
+//! already (see [`crate::rows::Sql`]).
 
 use std::fmt::Write;
 
@@ -19,7 +21,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
 use crate::lock::{self, Held};
-use crate::rows::{CheckpointRow, Numbering, Params, Rows, ThreadNs, ValueRow, WriteRow};
+use crate::rows::{CheckpointRow, Numbering, Params, Rows, Sql, ThreadNs, ValueRow, WriteRow};
 use crate::saver::PostgresSaver;
 use crate::store::{Result, encode, version_param};
 
@@ -198,13 +200,44 @@ impl Save {
             .checkpoint
             .filter(|(_, _, numbered)| *numbered != Numbering::Server)
             .and_then(|(part, place, _)| Some((part, held(&place)?, place.checkpoint_ns)));
-        let (sql, params) = compose(statements.parts, &checks, seen.as_ref().map(|s| s.0));
-        let statement = client.prepare_cached(&sql).await?;
+        let mut shape = Vec::with_capacity(statements.parts.len());
+        let mut params: Params = Vec::new();
+        for (sql, part_params) in statements.parts {
+            shape.push((sql, part_params.len()));
+            params.extend(part_params);
+        }
+        match checks.as_slice() {
+            [] => {}
+            [one] => {
+                params.push(Box::new(one.thread_id.clone()));
+                params.push(Box::new(one.fence.clone()));
+            }
+            many => {
+                let (threads, fences) = fence_columns(many);
+                params.push(Box::new(threads));
+                params.push(Box::new(fences));
+            }
+        }
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref() as _).collect();
-        let stored = match &seen {
-            Some(_) => client.query_one(&statement, &refs).await.map(Some),
-            None => client.execute(&statement, &refs).await.map(|_| None),
+        let seen_part = seen.as_ref().map(|s| s.0);
+        let send = |pick: fn(&Sql) -> &'static str| {
+            let sql = compose(&shape, pick, checks.len(), seen_part);
+            let refs = &refs;
+            async move {
+                let statement = client.prepare_cached(&sql).await?;
+                match seen_part {
+                    Some(_) => client.query_one(&statement, refs).await.map(Some),
+                    None => client.execute(&statement, refs).await.map(|_| None),
+                }
+            }
         };
+        let mut stored = send(|sql| sql.plain).await;
+        if let Err(e) = &stored
+            && e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+            && shape.iter().any(|(sql, _)| sql.plain != sql.upsert)
+        {
+            stored = send(|sql| sql.upsert).await;
+        }
         let row = match stored {
             Ok(row) => row,
             Err(e) => return Err(failed(saver, client, &checks, e).await),
@@ -216,39 +249,32 @@ impl Save {
     }
 }
 
-/// The statement of a save: `parts` as data-modifying `WITH` queries, and a main query
-/// checking the fences of `checks`, also returning what part `seen` returns.
+/// The statement of a save: its parts (each `pick`ed of its two ways, with how many
+/// parameters it takes) as data-modifying `WITH` queries, and a main query checking
+/// `checks` fences (their parameters last), also returning what part `seen` returns.
 fn compose(
-    parts: Vec<(&'static str, Params)>,
-    checks: &[Check],
+    parts: &[(Sql, usize)],
+    pick: fn(&Sql) -> &'static str,
+    checks: usize,
     seen: Option<usize>,
-) -> (String, Params) {
+) -> String {
     let mut sql = String::with_capacity(4096);
-    let mut params: Params = Vec::new();
-    for (i, (part, part_params)) in parts.into_iter().enumerate() {
+    let mut taken = 0;
+    for (i, (part, n)) in parts.iter().enumerate() {
         let _ = write!(sql, "{} s{i} AS (", if i == 0 { "WITH" } else { "," });
-        renumber(&mut sql, part, params.len());
+        renumber(&mut sql, pick(part), taken);
         sql.push_str(")\n");
-        params.extend(part_params);
+        taken += n;
     }
     match checks {
-        [] => sql.push_str("SELECT 1"),
-        [one] => {
-            renumber(&mut sql, FENCE_SQL, params.len());
-            params.push(Box::new(one.thread_id.clone()));
-            params.push(Box::new(one.fence.clone()));
-        }
-        many => {
-            renumber(&mut sql, FENCES_SQL, params.len());
-            let (threads, fences) = fence_columns(many);
-            params.push(Box::new(threads));
-            params.push(Box::new(fences));
-        }
+        0 => sql.push_str("SELECT 1"),
+        1 => renumber(&mut sql, FENCE_SQL, taken),
+        _ => renumber(&mut sql, FENCES_SQL, taken),
     }
     if let Some(part) = seen {
         let _ = write!(sql, ", (SELECT * FROM s{part})");
     }
-    (sql, params)
+    sql
 }
 
 /// The error of a save that failed with `e`: when a fence check failed, the lock lost

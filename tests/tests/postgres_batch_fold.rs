@@ -311,7 +311,7 @@ async fn a_batch_of_many_namespaces_numbers_each_in_op_order() {
 
 #[tokio::test]
 async fn a_held_thread_numbers_its_checkpoints_as_the_server_does() {
-    let [a, b, c, d, e, f] = [1, 2, 3, 4, 5, 6].map(conformance::checkpoint);
+    let [a, b, c, d, e, f, g] = [1, 2, 3, 4, 5, 6, 7].map(conformance::checkpoint);
     let [x, y, z, w] = [1, 2, 3, 4].map(conformance::checkpoint);
     let one = |op: Op| vec![op];
     let batches = [
@@ -336,7 +336,7 @@ async fn a_held_thread_numbers_its_checkpoints_as_the_server_does() {
         // The next save finds the highest again: one of a checkpoint stored before
         // finds it past that checkpoint's own number.
         one(cp("", None, checkpoint_as(&b.id, 2, 21), 6)),
-        one(cp("", Some(e.id.clone()), f, 5)),
+        one(cp("", Some(e.id.clone()), f.clone(), 5)),
         one(cp("child", None, checkpoint_as(&y.id, 2, 20), 3)),
         one(cp("child", Some(z.id.clone()), w, 4)),
         one(Op::Writes(
@@ -344,6 +344,11 @@ async fn a_held_thread_numbers_its_checkpoints_as_the_server_does() {
             e.id.clone(),
             vec![write("t", 0, "count", 2)],
         )),
+        // A task's own write stored again (a key stored already) keeps the first.
+        vec![
+            Op::Writes("", e.id.clone(), vec![write("t", 0, "count", 3)]),
+            cp("", Some(f.id.clone()), g, 6),
+        ],
     ];
     held_same_as_free("held", &batches).await;
 }
