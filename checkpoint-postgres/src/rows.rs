@@ -44,19 +44,26 @@ impl Sql {
     }
 }
 
+/// [`VALUES_ONE_PLAIN_SQL`]'s text.
+macro_rules! values_one {
+    () => {
+        "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
+     SELECT $1, $2, c, v, j FROM unnest($3::text[], $4::bigint[], $5::text[]) AS r(c, v, j)"
+    };
+}
+
 /// [`VALUES_SQL`] for rows of one thread and namespace (`$1`, `$2`): every `sync` step
 /// and most batches. Unnesting two arrays fewer, and the statement of a `sync` step is
 /// the one it was before saves were folded.
-const VALUES_ONE_SQL: &str =
-    "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
-     SELECT $1, $2, c, v, j FROM unnest($3::text[], $4::bigint[], $5::text[]) AS r(c, v, j)
+const VALUES_ONE_SQL: &str = concat!(
+    values_one!(),
+    "
      ON CONFLICT (thread_id, checkpoint_ns, channel, version)
-     DO UPDATE SET value = excluded.value";
+     DO UPDATE SET value = excluded.value"
+);
 
 /// [`VALUES_ONE_SQL`] as a plain `INSERT` (see [`Sql`]).
-const VALUES_ONE_PLAIN_SQL: &str =
-    "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
-     SELECT $1, $2, c, v, j FROM unnest($3::text[], $4::bigint[], $5::text[]) AS r(c, v, j)";
+const VALUES_ONE_PLAIN_SQL: &str = values_one!();
 
 const VALUES_SQL: &str =
     "INSERT INTO stategraph_values (thread_id, checkpoint_ns, channel, version, value)
@@ -91,54 +98,73 @@ const CHECKPOINTS_SQL: &str = "WITH r AS (
        parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
        value_channels = excluded.value_channels, metadata = excluded.metadata";
 
+/// The start of a one-row checkpoint insert: the table and its columns.
+macro_rules! checkpoint_into {
+    () => {
+        "INSERT INTO stategraph_checkpoints
+     (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
+      metadata, seq)"
+    };
+}
+
+/// The values of a one-row checkpoint insert numbered by the server.
+macro_rules! checkpoint_next {
+    () => {
+        "
+     VALUES ($1, $2, $3, $4, $5, $6, $7,
+         (SELECT COALESCE(MAX(seq), 0) + 1 FROM stategraph_checkpoints
+          WHERE thread_id = $1 AND checkpoint_ns = $2))"
+    };
+}
+
+/// A checkpoint stored again keeps its number and takes the rest of the new row.
+macro_rules! checkpoint_again {
+    () => {
+        "
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+       parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
+       value_channels = excluded.value_channels, metadata = excluded.metadata"
+    };
+}
+
 /// [`CHECKPOINTS_SQL`] for one row: the common save of a `sync` step or a `put` keeps
 /// the statement it had before saves were folded (the folded one costs the server
 /// about as much for one row, a few percent more in `pgbench`).
-const CHECKPOINT_SQL: &str = "INSERT INTO stategraph_checkpoints
-     (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
-      metadata, seq)
-     VALUES ($1, $2, $3, $4, $5, $6, $7,
-         (SELECT COALESCE(MAX(seq), 0) + 1 FROM stategraph_checkpoints
-          WHERE thread_id = $1 AND checkpoint_ns = $2))
-     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-       parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
-       value_channels = excluded.value_channels, metadata = excluded.metadata";
+const CHECKPOINT_SQL: &str = concat!(checkpoint_into!(), checkpoint_next!(), checkpoint_again!());
 
 /// [`CHECKPOINT_SQL`] returning the namespace's highest number after the save: the
 /// row's, or, when the checkpoint was stored before (and keeps its number), the
 /// highest before the save (the statement does not see its own row).
-const CHECKPOINT_FIND_SQL: &str = "INSERT INTO stategraph_checkpoints
-     (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
-      metadata, seq)
-     VALUES ($1, $2, $3, $4, $5, $6, $7,
-         (SELECT COALESCE(MAX(seq), 0) + 1 FROM stategraph_checkpoints
-          WHERE thread_id = $1 AND checkpoint_ns = $2))
-     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-       parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
-       value_channels = excluded.value_channels, metadata = excluded.metadata
+const CHECKPOINT_FIND_SQL: &str = concat!(
+    checkpoint_into!(),
+    checkpoint_next!(),
+    checkpoint_again!(),
+    "
      RETURNING GREATEST(seq, (SELECT COALESCE(MAX(seq), 0) FROM stategraph_checkpoints
-                              WHERE thread_id = $1 AND checkpoint_ns = $2))";
+                              WHERE thread_id = $1 AND checkpoint_ns = $2))"
+);
 
 /// [`CHECKPOINT_SQL`] with the row's number given (`$8`, one past the namespace's
 /// highest): the server does not look the highest up, a quarter of its work for the
 /// statement of a `sync` step. Returns the namespace's highest after the save: the
 /// row's number, or, when the checkpoint was stored before (and keeps its number), the
 /// highest before the save.
-const CHECKPOINT_AT_SQL: &str = "INSERT INTO stategraph_checkpoints
-     (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
-      metadata, seq)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-       parent_id = excluded.parent_id, checkpoint = excluded.checkpoint,
-       value_channels = excluded.value_channels, metadata = excluded.metadata
-     RETURNING GREATEST(seq, $8 - 1)";
+const CHECKPOINT_AT_SQL: &str = concat!(
+    checkpoint_into!(),
+    "
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    checkpoint_again!(),
+    "
+     RETURNING GREATEST(seq, $8 - 1)"
+);
 
 /// [`CHECKPOINT_AT_SQL`] as a plain `INSERT` (see [`Sql`]).
-const CHECKPOINT_AT_PLAIN_SQL: &str = "INSERT INTO stategraph_checkpoints
-     (thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, value_channels,
-      metadata, seq)
+const CHECKPOINT_AT_PLAIN_SQL: &str = concat!(
+    checkpoint_into!(),
+    "
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-     RETURNING GREATEST(seq, $8 - 1)";
+     RETURNING GREATEST(seq, $8 - 1)"
+);
 
 /// How a save's one checkpoint gets its number in the thread's order.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -160,29 +186,34 @@ const WRITES_KEEP_SQL: &str = "INSERT INTO stategraph_writes
                           $6::text[], $7::text[])
      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING";
 
-/// [`WRITES_KEEP_SQL`] for rows of one thread and namespace (`$1`, `$2`).
-const WRITES_KEEP_ONE_SQL: &str = "INSERT INTO stategraph_writes
+/// The writes of one thread and namespace (`$1`, `$2`), as a plain `INSERT`.
+macro_rules! writes_one {
+    () => {
+        "INSERT INTO stategraph_writes
      (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
      SELECT $1, $2, k, t, i, c, v
      FROM unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
-         AS r(k, t, i, c, v)
-     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING";
+         AS r(k, t, i, c, v)"
+    };
+}
+
+/// [`WRITES_KEEP_SQL`] for rows of one thread and namespace (`$1`, `$2`).
+const WRITES_KEEP_ONE_SQL: &str = concat!(
+    writes_one!(),
+    "
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING"
+);
 
 /// [`WRITES_KEEP_ONE_SQL`] as a plain `INSERT` (see [`Sql`]).
-const WRITES_KEEP_ONE_PLAIN_SQL: &str = "INSERT INTO stategraph_writes
-     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
-     SELECT $1, $2, k, t, i, c, v
-     FROM unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
-         AS r(k, t, i, c, v)";
+const WRITES_KEEP_ONE_PLAIN_SQL: &str = writes_one!();
 
 /// [`WRITES_REPLACE_SQL`] for rows of one thread and namespace (`$1`, `$2`).
-const WRITES_REPLACE_ONE_SQL: &str = "INSERT INTO stategraph_writes
-     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value)
-     SELECT $1, $2, k, t, i, c, v
-     FROM unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
-         AS r(k, t, i, c, v)
+const WRITES_REPLACE_ONE_SQL: &str = concat!(
+    writes_one!(),
+    "
      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-     DO UPDATE SET channel = excluded.channel, value = excluded.value";
+     DO UPDATE SET channel = excluded.channel, value = excluded.value"
+);
 
 /// A special write (an error or an interrupt) is replaced by the task's latest.
 const WRITES_REPLACE_SQL: &str = "INSERT INTO stategraph_writes

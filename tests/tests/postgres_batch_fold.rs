@@ -96,16 +96,22 @@ async fn dump(client: &tokio_postgres::Client, schema: &str, thread: &str) -> Ve
     out
 }
 
-/// Runs `before` op by op on both threads, then `ops` op by op on the first and as one
-/// batch on the second, and checks that both threads hold the same rows.
-async fn same_as_one_by_one(case: &str, before: &[Op], ops: &[Op]) {
-    let Some(url) = servers::postgres_url(module_path!()) else {
-        return;
-    };
+/// The server's URL, a fresh schema and a saver on it; `None` without a server.
+async fn saver() -> Option<(String, String, PostgresSaver)> {
+    let url = servers::postgres_url(module_path!())?;
     let schema = servers::fresh_schema("fold");
     let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema))
         .await
         .unwrap();
+    Some((url, schema, saver))
+}
+
+/// Runs `before` op by op on both threads, then `ops` op by op on the first and as one
+/// batch on the second, and checks that both threads hold the same rows.
+async fn same_as_one_by_one(case: &str, before: &[Op], ops: &[Op]) {
+    let Some((url, schema, saver)) = saver().await else {
+        return;
+    };
     let (one_by_one, folded) = ("one-by-one", "folded");
     for thread in [one_by_one, folded] {
         for op in before {
@@ -171,13 +177,9 @@ async fn same_rows(case: &str, url: &str, schema: &str, saver: PostgresSaver, th
 /// not: a holder numbers the thread's checkpoints itself once its saves know the
 /// highest number, and must number them as the server does for a thread nobody holds.
 async fn held_same_as_free(case: &str, batches: &[Vec<Op>]) {
-    let Some(url) = servers::postgres_url(module_path!()) else {
+    let Some((url, schema, saver)) = saver().await else {
         return;
     };
-    let schema = servers::fresh_schema("fold");
-    let saver = PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema))
-        .await
-        .unwrap();
     let (free, held) = ("free", "held");
     let lock = saver
         .lock_thread(held, std::time::Duration::from_secs(5))
