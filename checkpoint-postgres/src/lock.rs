@@ -395,8 +395,8 @@ pub(crate) fn take_seq(saver: &PostgresSaver, held: Held, ns: &str) -> Option<i6
     holder.seqs.remove(ns).map(|seq| seq + 1)
 }
 
-/// After a save of a thread held as `held` returned `seq`, its namespace `ns`'s
-/// highest (see [`crate::rows::Numbering`]).
+/// After a save of a thread held as `held`: `seq`, which the save returned, is the
+/// highest of the thread's namespace `ns` (see [`crate::rows::Numbering`]).
 pub(crate) fn saw_seq(saver: &PostgresSaver, held: Held, ns: &str, seq: i64) {
     let mut t = lock_table(&saver.locks.table);
     if let Some(holder) = t.held.get_mut(&held.key).filter(|h| h.token == held.token) {
