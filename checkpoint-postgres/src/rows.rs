@@ -145,8 +145,8 @@ const CHECKPOINT_FIND_SQL: &str = concat!(
 );
 
 /// [`CHECKPOINT_SQL`] with the row's number given (`$8`, one past the namespace's
-/// highest): the server does not look the highest up, a quarter of its work for the
-/// statement of a `sync` step. Returns the namespace's highest after the save: the
+/// highest): the server does not look the highest up (a sixth of its work for the
+/// statement of a `sync` step). Returns the namespace's highest after the save: the
 /// row's number, or, when the checkpoint was stored before (and keeps its number), the
 /// highest before the save.
 const CHECKPOINT_AT_SQL: &str = concat!(
@@ -297,9 +297,9 @@ type WriteKey = (ThreadNs, String, String, i64);
 pub(crate) struct Statements {
     /// Each statement and its parameters.
     pub(crate) parts: Vec<(Sql, Params)>,
-    /// The part storing the save's one checkpoint, where the checkpoint belongs, and
-    /// how it was numbered (unless [`Numbering::Server`], the part returns a number).
-    pub(crate) checkpoint: Option<(usize, ThreadNs, Numbering)>,
+    /// The part storing the save's one checkpoint and where the checkpoint belongs,
+    /// when the part returns a number (unless numbered by [`Numbering::Server`]).
+    pub(crate) numbered: Option<(usize, ThreadNs)>,
 }
 
 /// The rows of a save, per table.
@@ -378,12 +378,14 @@ impl Rows {
             out.push(values_statement(self.values.rows));
         }
         let mut checkpoints = self.checkpoints.rows;
-        let mut checkpoint = None;
+        let mut numbered_part = None;
         if checkpoints.len() == 1
             && let Some((place, row)) = checkpoints.pop()
         {
             let numbered = numbering(&place);
-            checkpoint = Some((out.len(), place.clone(), numbered));
+            if numbered != Numbering::Server {
+                numbered_part = Some((out.len(), place.clone()));
+            }
             let mut params: Params = vec![
                 Box::new(place.thread_id),
                 Box::new(place.checkpoint_ns),
@@ -428,7 +430,7 @@ impl Rows {
         }
         Statements {
             parts: out,
-            checkpoint,
+            numbered: numbered_part,
         }
     }
 }

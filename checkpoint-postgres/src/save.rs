@@ -41,7 +41,7 @@ const FENCES_SQL: &str = "SELECT 1 / ((SELECT count(*) FROM (
        FOR SHARE OF l) AS held) = cardinality($1::text[]))::int";
 
 /// [`FENCES_SQL`] for one thread (`$1`, fence `$2`), the save of a run: the row is
-/// looked up, without the join and the count a list of threads needs (a fifth of the
+/// looked up, without the join and the count a list of threads needs (a third of the
 /// server's work for the statement of a `sync` step).
 const FENCE_SQL: &str = "SELECT 1 / COALESCE((SELECT 1 FROM stategraph_thread_locks
        WHERE thread_id = $1 AND fence = $2::text::uuid FOR SHARE), 0)";
@@ -197,9 +197,8 @@ impl Save {
         }
         // A held thread's checkpoint: its number comes back, for the next save to give.
         let seen = statements
-            .checkpoint
-            .filter(|(_, _, numbered)| *numbered != Numbering::Server)
-            .and_then(|(part, place, _)| Some((part, held(&place)?, place.checkpoint_ns)));
+            .numbered
+            .and_then(|(part, place)| Some((part, held(&place)?, place.checkpoint_ns)));
         let mut shape = Vec::with_capacity(statements.parts.len());
         let mut params: Params = Vec::new();
         for (sql, part_params) in statements.parts {
