@@ -1,4 +1,5 @@
 //! A node may name the lifetime of its borrowed input (and of its context).
+#![allow(clippy::needless_lifetimes)] // the named lifetimes are the case under test
 
 use stategraph::prelude::*;
 
@@ -19,7 +20,7 @@ async fn review<'s, 'c>(s: &'s S, ctx: &'c NodeContext) -> SUpdate {
     S::update().n(s.n * 10)
 }
 
-fn main() {
+pub fn main() {
     let graph = StateGraph::<S>::new()
         .add_node(plan)
         .add_node(review)
@@ -33,5 +34,5 @@ fn main() {
         .expect("runs");
     // plan adds 1 (n = 1), review adds 10 * 1.
     assert_eq!(out.values.n, 11);
-    assert_eq!(plan::call(&S { n: 4 }).n.is_some(), true);
+    assert!(plan::call(&S { n: 4 }).n.is_some());
 }

@@ -43,7 +43,7 @@ mod nested {
     }
 }
 
-fn main() {
+pub fn main() {
     let graph = StateGraph::<S>::new()
         .add_node(plan)
         .add_node(nested::review)

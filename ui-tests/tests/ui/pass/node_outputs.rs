@@ -55,7 +55,7 @@ fn payload(item: &String) -> SUpdate {
     S::update().n(item.len() as u32)
 }
 
-fn main() {
+pub fn main() {
     let graph = StateGraph::<S>::new()
         .add_node(plain)
         .add_node(with_ctx)

@@ -24,7 +24,7 @@ mod steps {
     }
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(r#loop.name(), "loop");
     assert_eq!(steps::r#match.name(), "match");
     assert_eq!(r#loop.reads(), Some(&[0][..]));

@@ -14,6 +14,6 @@ fn count(doc: &Doc) -> DocUpdate {
     Doc::update().words(doc.text.split_whitespace().count())
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(count.reads(), Some(&[0, 1][..]));
 }

@@ -38,7 +38,7 @@ fn via_anyhow(n: i64) -> anyhow::Result<i64> {
     Ok(checked(n)?)
 }
 
-fn main() {
+pub fn main() {
     let graph = StateGraph::<S>::new()
         .add_node(parse)
         .add_node(twice)

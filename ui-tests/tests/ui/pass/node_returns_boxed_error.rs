@@ -37,7 +37,7 @@ fn graph() -> CompiledGraph<S> {
         .expect("compiles")
 }
 
-fn main() {
+pub fn main() {
     let out = graph()
         .invoke_blocking(S::update().text("42"), &RunConfig::new())
         .expect("runs");

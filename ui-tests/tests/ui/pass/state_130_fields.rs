@@ -206,7 +206,7 @@ fn touch(w: &Wide) -> WideUpdate {
     Wide::update().f0(w.f0 + 1).f129(2u64).f128(3u32)
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(Wide::CHANNELS.len(), 130);
     assert_eq!(Wide::F129.name(), "f129");
     assert_eq!(touch.reads(), Some(&[0, 129][..]));

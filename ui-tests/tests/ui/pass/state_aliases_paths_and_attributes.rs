@@ -26,7 +26,7 @@ mod folds {
 }
 
 mod state {
-    use crate::{folds, types};
+    use super::{folds, types};
 
     #[derive(stategraph::GraphState, Clone, Debug, Default)]
     pub(crate) struct Research {
@@ -54,7 +54,7 @@ mod state {
         pub(crate) log: std::vec::Vec<stategraph::Message>,
         #[reducer(with = folds::keep_max::<f64>)]
         pub(crate) best: f64,
-        #[reducer(with = crate::folds::keep_max)]
+        #[reducer(with = super::folds::keep_max)]
         pub(crate) top: types::Count,
         #[reducer(with = folds::nested::push::<String>, update = String)]
         pub(crate) pushed: Vec<String>,
@@ -69,7 +69,7 @@ mod state {
 }
 
 mod nodes {
-    use crate::state::{Research, ResearchUpdate};
+    use super::state::{Research, ResearchUpdate};
 
     #[stategraph::node(reads(topic, steps))]
     pub(crate) fn plan(r: &Research) -> ResearchUpdate {
@@ -95,7 +95,7 @@ mod nodes {
 use stategraph::prelude::*;
 use state::Research;
 
-fn main() {
+pub fn main() {
     let graph = StateGraph::<Research>::new()
         .add_node(nodes::plan)
         .add_edge(START, nodes::plan)

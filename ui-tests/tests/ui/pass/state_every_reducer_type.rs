@@ -73,7 +73,7 @@ struct Everything {
     seen: usize,
 }
 
-fn main() {
+pub fn main() {
     let update = Everything::update()
         .last("topic")
         .vec(["a", "b"])

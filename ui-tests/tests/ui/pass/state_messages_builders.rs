@@ -10,7 +10,7 @@ struct Chat {
     history: Vec<Message>,
 }
 
-fn main() {
+pub fn main() {
     let mut chat = Chat::default();
     chat.apply_writes(vec![Write::new(
         "user",

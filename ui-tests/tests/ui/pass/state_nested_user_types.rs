@@ -26,7 +26,7 @@ struct Research {
     last: Option<Vec<Doc>>,
 }
 
-fn main() {
+pub fn main() {
     let mut s = Research::default();
     let doc = Doc {
         title: "t".into(),
@@ -40,8 +40,8 @@ fn main() {
     let json = serde_json::to_value(&update).expect("encodes");
     let back: ResearchUpdate = serde_json::from_value(json).expect("decodes");
     s.apply_writes(vec![Write::new("n", back)]).expect("applies");
-    assert_eq!(s.docs, [doc.clone()]);
-    assert_eq!(s.more, [doc.clone()]);
+    assert_eq!(s.docs, std::slice::from_ref(&doc));
+    assert_eq!(s.more, std::slice::from_ref(&doc));
     assert_eq!(s.by_key.get("k"), Some(&doc));
     assert!(s.set.contains(&doc));
     assert_eq!(s.last, Some(vec![doc]));

@@ -10,7 +10,7 @@ struct Item {
     r#match: Vec<String>,
 }
 
-fn main() {
+pub fn main() {
     let mut item = Item::default();
     item.apply_writes(vec![Write::new(
         "a",

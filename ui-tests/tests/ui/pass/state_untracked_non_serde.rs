@@ -21,7 +21,7 @@ struct Research {
     scratch: Vec<Client>,
 }
 
-fn main() {
+pub fn main() {
     let client = Client::default();
     let mut state = Research::default();
     let update = Research::update()

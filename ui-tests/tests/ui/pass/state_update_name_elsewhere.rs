@@ -25,7 +25,7 @@ fn revise(report: &Report) -> ReportUpdate {
     Report::update().revisions(report.revisions + 1)
 }
 
-fn main() {
+pub fn main() {
     #[derive(GraphState, Clone, Debug, Default)]
     struct Job {
         steps: u32,

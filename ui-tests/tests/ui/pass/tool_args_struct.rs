@@ -24,7 +24,7 @@ async fn search(#[args] query: Query) -> String {
     format!("{} x {}", query.limit, query.text)
 }
 
-fn main() {
+pub fn main() {
     let spec = search.spec();
     assert_eq!(spec.description, "Search the documentation.");
     assert_eq!(spec.parameters["properties"]["text"]["description"], "What to look for.");

@@ -15,7 +15,7 @@ async fn whisper(word: String) -> String {
     word.to_lowercase()
 }
 
-fn main() {
+pub fn main() {
     let tools = Tools::new().with(shout).with(whisper);
     assert_eq!(tools.names().collect::<Vec<_>>(), ["shout", "whisper"]);
     let args = serde_json::json!({"word": "Hi"});

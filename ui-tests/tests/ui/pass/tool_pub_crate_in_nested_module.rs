@@ -25,7 +25,7 @@ mod tools {
     }
 }
 
-fn main() {
+pub fn main() {
     use tools::weather::{Units, get_weather};
     let tools = Tools::new().with(get_weather);
     assert_eq!(get_weather.spec().name, "weather");

@@ -8,7 +8,7 @@ fn r#type(r#in: String, r#as: Option<String>) -> String {
     format!("{}{}", r#in, r#as.unwrap_or_default())
 }
 
-fn main() {
+pub fn main() {
     let spec = r#type.spec();
     assert_eq!(spec.name, "type");
     assert_eq!(spec.parameters["required"], serde_json::json!(["in"]));

@@ -40,7 +40,7 @@ fn greet(name: String) -> impl stategraph_agent::ToolOutput {
     format!("hi {name}")
 }
 
-fn main() {
+pub fn main() {
     let run = futures::executor::block_on;
     assert_eq!(run(divide.call(json!({"a": 1, "b": 4}))), Ok("0.25".into()));
     assert_eq!(

@@ -4,8 +4,8 @@
 //! encrypted. Needs a server with `ssl=on` and its CA (`STATEGRAPH_POSTGRES_TLS_CA`);
 //! skips visibly without them.
 
-mod common;
-mod pg;
+use crate::common;
+use crate::pg;
 
 use common::Harness;
 use serde_json::json;

@@ -7,7 +7,7 @@
 //! Times differ between runs and are masked, each by a text of its own length so the
 //! tables keep their alignment.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! no data), its JSON API inside it, driving enabled and threads mapped to the
 //! served graph that wrote them.
 
-mod common;
+use crate::common;
 
 use common::{Harness, read};
 use serde_json::{Value, json};

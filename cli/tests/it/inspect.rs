@@ -2,7 +2,7 @@
 //! demo and by a graph with an approval interrupt: the tables, the JSON shapes, and
 //! channel values rebuilt without the state type exactly as the runtime restores them.
 
-mod common;
+use crate::common;
 
 use common::{DEMO_THREAD, Fixture, WORK_STEPS, encoded};
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! (e.g. postgres://stategraph:stategraph@127.0.0.1:5432/stategraph); without it the
 //! test is skipped with a notice, except under `CI=true`, where it fails.
 
-mod common;
+use crate::common;
 
 use common::{WORK_STEPS, get, stategraph, studio, write_tickets};
 use serde_json::json;

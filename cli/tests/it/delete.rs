@@ -1,7 +1,7 @@
 //! `delete`: removes one thread and nothing else; asks first, refuses without a
 //! terminal unless `--yes`, and a "no" keeps the thread.
 
-mod common;
+use crate::common;
 
 use std::io;
 

@@ -3,8 +3,8 @@
 //! one that runs. A client of the first streams a run the second executes, and a
 //! run cancelled through the first stops on the second.
 
-mod common;
-mod pg;
+use crate::common;
+use crate::pg;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! root graph's and each subgraph task's), and `--ns` reads a child's checkpoints with
 //! `history`, `show` and `diff`.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use serde_json::json;

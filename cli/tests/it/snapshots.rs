@@ -8,7 +8,7 @@
 //! `YYYY-MM-DDThh:mm:ss.sssZ`. Everything else the demo writes is deterministic.
 //! Every line of every output fits the width (in terminal columns).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

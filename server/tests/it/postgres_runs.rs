@@ -2,8 +2,8 @@
 //! a run to an interrupt and a resume, and double-texting by every multitask
 //! strategy.
 
-mod common;
-mod pg;
+use crate::common;
+use crate::pg;
 
 use common::Harness;
 use serde_json::json;

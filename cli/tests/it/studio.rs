@@ -1,7 +1,7 @@
 //! `stategraph studio`: the binary serves the Studio over a SQLite file, read-only,
 //! and prints where; the graph comes from what the checkpoints recorded.
 
-mod common;
+use crate::common;
 
 use common::{DEMO_THREAD, Fixture, get, studio};
 use serde_json::Value;

@@ -165,6 +165,9 @@ async fn a_hand_off_of_another_graph_s_command_names_both_types() {
         .await
         .unwrap_err();
     let text = err.source().map(ToString::to_string).unwrap_or_default();
-    assert!(text.contains("Command<subgraph_handoffs::Other>"), "{text}");
-    assert!(text.contains("subgraph_handoffs::Team"), "{text}");
+    assert!(
+        text.contains("Command<it::subgraph_handoffs::Other>"),
+        "{text}"
+    );
+    assert!(text.contains("it::subgraph_handoffs::Team"), "{text}");
 }

@@ -1,7 +1,7 @@
 //! A tool-calling agent served over HTTP: its model's reply streamed piece by piece
 //! in LangGraph's `messages-tuple` and `messages` forms.
 
-mod common;
+use crate::common;
 
 use common::Harness;
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! Every failure is a clear message on standard error with its own exit code, and
 //! inspecting never creates or changes a database.
 
-mod common;
+use crate::common;
 
 use common::{Fixture, stategraph, stategraph_with_env};
 use stategraph::prelude::RunConfig;

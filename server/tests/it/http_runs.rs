@@ -1,7 +1,7 @@
 //! Runs over HTTP on the embedded SQLite queue: streaming, interrupts and resume,
 //! double-texting, cancellation, re-attaching, shutdown.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

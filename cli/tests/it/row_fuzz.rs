@@ -2,7 +2,7 @@
 //! is damaged (see `stategraph_tests::rows`) and `threads`, `history` and `show` run on
 //! it. Each exits 0 or with a clear error on standard error; none panics.
 
-mod common;
+use crate::common;
 
 use common::Fixture;
 use rusqlite::types::Value;

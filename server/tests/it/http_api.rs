@@ -1,7 +1,7 @@
 //! Assistants, threads, state and history over HTTP; bad input is a 4xx with a
 //! JSON error and writes nothing; the API key and the limits.
 
-mod common;
+use crate::common;
 
 use common::Harness;
 use serde_json::{Value, json};

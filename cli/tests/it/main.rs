@@ -1,0 +1,14 @@
+//! The inspector's tests in one test binary.
+
+mod common;
+
+mod delete;
+mod errors;
+mod inspect;
+mod namespaces;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod row_fuzz;
+mod snapshots;
+mod store;
+mod studio;

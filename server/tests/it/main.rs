@@ -1,0 +1,18 @@
+//! The server's HTTP, Studio, SDK and PostgreSQL tests in one test binary. The
+//! PostgreSQL drill keeps its own (`postgres_drill.rs`): it starts itself again as
+//! the drill's server processes.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../pg/mod.rs"]
+mod pg;
+
+mod http_api;
+mod http_messages;
+mod http_runs;
+mod postgres_processes;
+mod postgres_runs;
+mod postgres_tls;
+mod python_sdk;
+mod studio;
+mod studio_browser;
