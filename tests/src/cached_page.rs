@@ -1,7 +1,8 @@
 //! The graph the durable node-cache tests run on each saver: one cached node that
 //! "downloads" a page, counting its real calls.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 
 use stategraph::cache::{CachePolicy, NodeCache};
 use stategraph::checkpoint::CheckpointSaver;
@@ -19,17 +20,28 @@ pub struct Page {
     pub body: String,
 }
 
-static DOWNLOADS: AtomicUsize = AtomicUsize::new(0);
+/// Real calls per url: tests running at once in one process count their own pages.
+static DOWNLOADS: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
 
-/// How many times `download` really ran in this process.
-pub fn downloads() -> usize {
-    DOWNLOADS.load(Ordering::SeqCst)
+/// How many times `download` really ran for `url` in this process.
+pub fn downloads(url: &str) -> usize {
+    let counts = DOWNLOADS.lock().unwrap_or_else(PoisonError::into_inner);
+    counts
+        .as_ref()
+        .and_then(|c| c.get(url))
+        .copied()
+        .unwrap_or(0)
 }
 
 /// Reads only the url.
 #[node(reads(url))]
 pub fn download(p: &Page) -> PageUpdate {
-    DOWNLOADS.fetch_add(1, Ordering::SeqCst);
+    let mut counts = DOWNLOADS.lock().unwrap_or_else(PoisonError::into_inner);
+    *counts
+        .get_or_insert_with(HashMap::new)
+        .entry(p.url.clone())
+        .or_default() += 1;
+    drop(counts);
     Page::update()
         .body(format!("<html>{}</html>", p.url))
         .fetches(1)

@@ -10,6 +10,9 @@ use stategraph_postgres::{PostgresOptions, PostgresSaver};
 use stategraph_tests::cached_page::{Page, download, downloads, graph};
 use stategraph_tests::servers;
 
+/// This file's page: the download counter is per url, and other tests run at once.
+const PAGE: &str = "postgres.example";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
     let Some(url) = servers::postgres_url(module_path!()) else {
@@ -18,23 +21,17 @@ async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
     let schema = servers::fresh_schema("cache");
     let connect = || PostgresSaver::connect_with(&url, PostgresOptions::new().schema(&schema));
     let cfg = RunConfig::new().thread("page");
-    let before = downloads();
+    let before = downloads(PAGE);
 
     let first = graph(connect().await.unwrap());
-    first
-        .invoke(Page::update().url("a.example"), &cfg)
-        .await
-        .unwrap();
-    assert_eq!(downloads() - before, 1);
+    first.invoke(Page::update().url(PAGE), &cfg).await.unwrap();
+    assert_eq!(downloads(PAGE) - before, 1);
 
     // Another worker on the same database is served from the entry.
     let saver = connect().await.unwrap();
     let second = graph(saver.clone());
-    let out = second
-        .invoke(Page::update().url("a.example"), &cfg)
-        .await
-        .unwrap();
-    assert_eq!(downloads() - before, 1);
+    let out = second.invoke(Page::update().url(PAGE), &cfg).await.unwrap();
+    assert_eq!(downloads(PAGE) - before, 1);
     assert_eq!(out.values.body, "<html>a.example</html>");
     assert_eq!(out.values.fetches, 2);
     assert!(!second.staleness(&cfg, download).await.unwrap().stale);
@@ -46,11 +43,8 @@ async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
         input: String::new(),
     };
     assert_eq!(NodeCache::get(&saver, &key).await.unwrap(), None);
-    second
-        .invoke(Page::update().url("a.example"), &cfg)
-        .await
-        .unwrap();
-    assert_eq!(downloads() - before, 2);
+    second.invoke(Page::update().url(PAGE), &cfg).await.unwrap();
+    assert_eq!(downloads(PAGE) - before, 2);
 
     // A corrupt entry is a clear error naming the node and thread; clearing the
     // node's cache recovers.
@@ -65,7 +59,7 @@ async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
         .await
         .unwrap();
     let err = second
-        .invoke(Page::update().url("a.example"), &cfg)
+        .invoke(Page::update().url(PAGE), &cfg)
         .await
         .unwrap_err();
     let message = err.to_string();
@@ -78,11 +72,8 @@ async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
         "{message}"
     );
     assert_eq!(second.clear_node_cache(&cfg, download).await.unwrap(), 1);
-    second
-        .invoke(Page::update().url("a.example"), &cfg)
-        .await
-        .unwrap();
-    assert_eq!(downloads() - before, 3);
+    second.invoke(Page::update().url(PAGE), &cfg).await.unwrap();
+    assert_eq!(downloads(PAGE) - before, 3);
     // Clearing the thread removes its one entry, and only on that thread.
     assert_eq!(
         second

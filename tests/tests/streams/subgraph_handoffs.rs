@@ -166,8 +166,8 @@ async fn a_hand_off_of_another_graph_s_command_names_both_types() {
         .unwrap_err();
     let text = err.source().map(ToString::to_string).unwrap_or_default();
     assert!(
-        text.contains("Command<it::subgraph_handoffs::Other>"),
+        text.contains("Command<streams::subgraph_handoffs::Other>"),
         "{text}"
     );
-    assert!(text.contains("it::subgraph_handoffs::Team"), "{text}");
+    assert!(text.contains("streams::subgraph_handoffs::Team"), "{text}");
 }

@@ -5,7 +5,7 @@
 //!   name re-exported by a module is followed to the file that defines it);
 //! - no library file is longer than 600 lines.
 //!
-//! `cargo test -p stategraph-tests --test it architecture` prints every circle it finds,
+//! `cargo test -p stategraph-tests --test scenarios architecture` prints every circle it finds,
 //! with the names that tie it.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -10,6 +10,9 @@ use stategraph::prelude::*;
 use stategraph_sqlite::{SqliteSaver, TABLE_VERSION};
 use stategraph_tests::cached_page::{Page, download, downloads, graph};
 
+/// This file's page: the download counter is per url, and other tests run at once.
+const PAGE: &str = "sqlite.example";
+
 fn db(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("cache.db")
 }
@@ -24,24 +27,18 @@ async fn entries_survive_a_restart_and_go_with_delete_thread() {
     let dir = tempfile::tempdir().unwrap();
     let path = db(&dir);
     let cfg = RunConfig::new().thread("page");
-    let before = downloads();
+    let before = downloads(PAGE);
 
     let first = graph(SqliteSaver::open(&path).unwrap());
-    first
-        .invoke(Page::update().url("a.example"), &cfg)
-        .await
-        .unwrap();
-    assert_eq!(downloads() - before, 1);
+    first.invoke(Page::update().url(PAGE), &cfg).await.unwrap();
+    assert_eq!(downloads(PAGE) - before, 1);
     drop(first);
 
     // A new process opening the file: `download` is served from the saved entry.
     let saver = SqliteSaver::open(&path).unwrap();
     let second = graph(saver.clone());
-    let out = second
-        .invoke(Page::update().url("a.example"), &cfg)
-        .await
-        .unwrap();
-    assert_eq!(downloads() - before, 1);
+    let out = second.invoke(Page::update().url(PAGE), &cfg).await.unwrap();
+    assert_eq!(downloads(PAGE) - before, 1);
     assert_eq!(out.values.body, "<html>a.example</html>");
     assert_eq!(out.values.fetches, 2, "the reused write applies again");
     assert!(!second.staleness(&cfg, download).await.unwrap().stale);
@@ -54,11 +51,8 @@ async fn entries_survive_a_restart_and_go_with_delete_thread() {
         input: String::new(),
     };
     assert_eq!(NodeCache::get(&saver, &key).await.unwrap(), None);
-    second
-        .invoke(Page::update().url("a.example"), &cfg)
-        .await
-        .unwrap();
-    assert_eq!(downloads() - before, 2);
+    second.invoke(Page::update().url(PAGE), &cfg).await.unwrap();
+    assert_eq!(downloads(PAGE) - before, 2);
 
     // A corrupt entry is a clear error naming the node and thread; nothing else in
     // the file is touched, and clearing the node's cache recovers.
@@ -66,7 +60,7 @@ async fn entries_survive_a_restart_and_go_with_delete_thread() {
         .execute("UPDATE stategraph_cache SET entry = '{not json'", [])
         .unwrap();
     let err = second
-        .invoke(Page::update().url("a.example"), &cfg)
+        .invoke(Page::update().url(PAGE), &cfg)
         .await
         .unwrap_err();
     let message = err.to_string();
@@ -91,11 +85,8 @@ async fn entries_survive_a_restart_and_go_with_delete_thread() {
         1
     );
     assert_eq!(second.clear_node_cache(&cfg, download).await.unwrap(), 1);
-    second
-        .invoke(Page::update().url("a.example"), &cfg)
-        .await
-        .unwrap();
-    assert_eq!(downloads() - before, 3);
+    second.invoke(Page::update().url(PAGE), &cfg).await.unwrap();
+    assert_eq!(downloads(PAGE) - before, 3);
     // Clearing the thread removes its one entry, and only on that thread.
     assert_eq!(
         second

@@ -1,0 +1,51 @@
+//! The durability tests in one test binary: every saver and store (in memory, SQLite,
+//! PostgreSQL), the node cache, concurrency, and the crash drills, which start the
+//! worker binaries of `src/bin` as processes of their own.
+
+mod async_backlog;
+mod cache;
+mod cache_postgres;
+mod cache_sqlite;
+mod checkpoint_decoder_fuzz;
+mod checkpoint_fork;
+mod checkpoint_pending_writes;
+mod checkpoint_row_fuzz;
+mod checkpoint_schema;
+mod checkpoint_storage;
+mod checkpoint_threads;
+mod clock_skew;
+mod concurrency_in_process;
+mod concurrency_postgres_scale;
+mod concurrency_sqlite_open;
+mod concurrency_threads;
+mod concurrent_write_recovery;
+mod crash_postgres;
+mod crash_sqlite;
+mod crash_subgraph;
+mod migration;
+mod postgres_batch_fold;
+mod postgres_connect_timeout;
+mod postgres_fence;
+mod postgres_list_threads_plan;
+mod postgres_listen;
+mod postgres_lock_bound;
+mod postgres_save_atomic;
+mod postgres_tls;
+mod postgres_user_pool;
+mod saver_clear_errors;
+mod saver_memory;
+mod saver_memory_readback;
+mod saver_postgres;
+mod saver_sqlite;
+mod saver_sqlite_lock;
+mod saver_sqlite_size;
+mod saver_table_migration;
+mod sqlite_lock_dir_race;
+mod store_in_nodes;
+mod store_memory;
+mod store_postgres;
+mod store_semantic;
+mod store_sqlite;
+mod stored_write_damage;
+mod sync_step_batch;
+mod thread_start_race;
