@@ -32,7 +32,7 @@ async fn entries_are_shared_by_workers_and_go_with_delete_thread() {
     let second = graph(saver.clone());
     let out = second.invoke(Page::update().url(PAGE), &cfg).await.unwrap();
     assert_eq!(downloads(PAGE) - before, 1);
-    assert_eq!(out.values.body, "<html>a.example</html>");
+    assert_eq!(out.values.body, format!("<html>{PAGE}</html>"));
     assert_eq!(out.values.fetches, 2);
     assert!(!second.staleness(&cfg, download).await.unwrap().stale);
 

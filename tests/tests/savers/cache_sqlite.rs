@@ -21,7 +21,7 @@ fn raw(path: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open(path).unwrap()
 }
 
-// Only this test runs `download` in this process, so the count is its own.
+// `download` counts calls per url, and only this test asks for `PAGE`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn entries_survive_a_restart_and_go_with_delete_thread() {
     let dir = tempfile::tempdir().unwrap();
@@ -39,7 +39,7 @@ async fn entries_survive_a_restart_and_go_with_delete_thread() {
     let second = graph(saver.clone());
     let out = second.invoke(Page::update().url(PAGE), &cfg).await.unwrap();
     assert_eq!(downloads(PAGE) - before, 1);
-    assert_eq!(out.values.body, "<html>a.example</html>");
+    assert_eq!(out.values.body, format!("<html>{PAGE}</html>"));
     assert_eq!(out.values.fetches, 2, "the reused write applies again");
     assert!(!second.staleness(&cfg, download).await.unwrap().stale);
 
