@@ -446,3 +446,75 @@ fn no_library_file_is_longer_than_600_lines() {
         long.join("\n")
     );
 }
+
+/// The test binaries each crate may have. Every test binary builds its own copy of
+/// the generic runtime and links on its own, so a new test is a module of one of
+/// these (`tests/<binary>/main.rs`), not a new file in `tests/`.
+const TEST_BINARIES: &[(&str, &[&str])] = &[
+    ("agent", &["it"]),
+    ("bench", &["pg_roundtrips"]),
+    ("cli", &["it"]),
+    ("examples", &["it"]),
+    // The drill starts its own binary again as the drill's server processes.
+    ("server", &["it", "postgres_drill"]),
+    ("studio", &["api"]),
+    ("tests", &["savers", "scenarios", "streams"]),
+    ("ui-tests", &["ui"]),
+];
+
+/// The integration test targets Cargo finds in `crate_dir/tests`: each `*.rs` file
+/// and each folder with a `main.rs`.
+fn test_targets(crate_dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(crate_dir.join("tests")) else {
+        return Vec::new();
+    };
+    let mut targets: Vec<String> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let path = entry.path();
+            let name = path.file_stem()?.to_str()?.to_string();
+            let is_target = if path.is_dir() {
+                path.join("main.rs").is_file()
+            } else {
+                path.extension().is_some_and(|e| e == "rs")
+            };
+            is_target.then_some(name)
+        })
+        .collect();
+    targets.sort();
+    targets
+}
+
+#[test]
+fn every_crate_keeps_its_few_test_binaries() {
+    let root = workspace_root();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&root)
+        .expect("the workspace root")
+        .flatten()
+    {
+        let dir = entry.path();
+        if !dir.join("Cargo.toml").is_file() || dir == root {
+            continue;
+        }
+        let targets = test_targets(&dir);
+        if !targets.is_empty() {
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            found.push((name.unwrap_or_default(), targets));
+        }
+    }
+    found.sort();
+    let expected: Vec<(String, Vec<String>)> = TEST_BINARIES
+        .iter()
+        .map(|(dir, bins)| {
+            (
+                dir.to_string(),
+                bins.iter().map(|b| b.to_string()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found, expected,
+        "a test file directly in a crate's `tests/` is a binary of its own: make it a module of that crate's `tests/it/main.rs` (or the binary listed here for it)"
+    );
+}
