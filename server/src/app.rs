@@ -63,6 +63,8 @@ pub(crate) struct App {
     pub(crate) saver: Arc<dyn CheckpointSaver>,
     pub(crate) store: Arc<dyn Store>,
     pub(crate) api_key: Option<String>,
+    /// The CORS layer around every route, unless CORS is off.
+    pub(crate) cors: Option<tower_http::cors::CorsLayer>,
     pub(crate) limits: Limits,
     /// Run creations per thread in the current minute.
     pub(crate) rate: Mutex<HashMap<String, (Instant, u32)>>,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::cors::Cors;
 use axum::serve::ListenerExt;
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::store::Store;
@@ -41,6 +42,7 @@ pub struct Server {
     backend: Backend,
     jobs: usize,
     api_key: Option<String>,
+    cors: Cors,
     limits: Limits,
     worker_id: Option<String>,
 }
@@ -63,6 +65,7 @@ impl Server {
             backend: Backend::Sqlite(PathBuf::from(Self::DEFAULT_SQLITE)),
             jobs: 10,
             api_key: None,
+            cors: Cors::local(),
             limits: Limits {
                 body_bytes: 2 * 1024 * 1024,
                 runs_per_thread_per_minute: 600,
@@ -196,6 +199,15 @@ impl Server {
         self
     }
 
+    /// Which web pages may call the server from a browser (default:
+    /// [`Cors::local`], pages of this machine on any port). Preflight requests are
+    /// answered on every route, before the API key is checked.
+    #[must_use]
+    pub fn cors(mut self, cors: Cors) -> Self {
+        self.cors = cors;
+        self
+    }
+
     /// This process's name in leases and logs (default: random).
     #[must_use]
     pub fn worker_id(mut self, id: impl Into<String>) -> Self {
@@ -207,6 +219,7 @@ impl Server {
         if self.graphs.is_empty() {
             return Err(ServerError::NoGraphs);
         }
+        let cors = self.cors.layer()?;
         let (db, saver, store): (Arc<dyn Db>, Arc<dyn CheckpointSaver>, Arc<dyn Store>) =
             match &self.backend {
                 Backend::Sqlite(path) => (
@@ -268,6 +281,7 @@ impl Server {
             saver,
             store,
             api_key: self.api_key,
+            cors,
             limits: self.limits,
             rate: Mutex::new(Default::default()),
             stopping,

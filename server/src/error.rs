@@ -87,6 +87,7 @@ impl From<crate::db::DbError> for ApiError {
 
 /// Why a server did not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServerError {
     /// Two graphs were registered under one name.
     #[error("two graphs are named `{0}`: give each `Server::graph` call its own name")]
@@ -112,6 +113,14 @@ pub enum ServerError {
     /// The store could not be opened.
     #[error("cannot open the store")]
     Store(#[source] stategraph::store::StoreError),
+    /// An origin given to [`Cors::origins`](crate::Cors::origins) is not one.
+    #[error("invalid CORS origin `{origin}` ({reason}): give it as `scheme://host[:port]`")]
+    Cors {
+        /// The origin as given.
+        origin: String,
+        /// Why it was refused.
+        reason: String,
+    },
     /// The address could not be bound.
     #[error("cannot listen on {addr}")]
     Bind {

@@ -6,6 +6,7 @@
 
 mod app;
 mod builder;
+mod cors;
 mod db;
 mod error;
 mod events;
@@ -17,5 +18,6 @@ mod wire;
 mod worker;
 
 pub use builder::{Running, Server};
+pub use cors::Cors;
 pub use db::DbError;
 pub use error::{ApiError, ServerError};

@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::Body;
 use super::runs::wait_for;
 use super::threads::thread;
+use super::{Body, Params};
 use crate::app::App;
 use crate::db::RunStatus;
 use crate::error::ApiError;
@@ -16,8 +16,8 @@ use crate::hub::Notice;
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct CancelParams {
-    #[serde(default)]
-    wait: Option<String>,
+    #[serde(default, deserialize_with = "super::flag")]
+    wait: Option<bool>,
     #[serde(default)]
     action: Option<String>,
 }
@@ -64,9 +64,9 @@ pub(crate) async fn cancel_run(
 pub(super) async fn cancel(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
-    Query(p): Query<CancelParams>,
+    Params(p): Params<CancelParams>,
 ) -> Result<StatusCode, ApiError> {
-    let wait = matches!(p.wait.as_deref(), Some("1" | "true" | "True"));
+    let wait = p.wait.unwrap_or(false);
     cancel_run(
         &app,
         &id,
@@ -96,7 +96,7 @@ pub(super) struct CancelMany {
 /// `pending`, `running` or `all`).
 pub(super) async fn cancel_many(
     State(app): State<Arc<App>>,
-    Query(p): Query<CancelParams>,
+    Params(p): Params<CancelParams>,
     Body(req): Body<CancelMany>,
 ) -> Result<StatusCode, ApiError> {
     let action = p.action.as_deref().unwrap_or("interrupt");

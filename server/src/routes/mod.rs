@@ -10,8 +10,9 @@ mod threads;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Request, State};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::get;
@@ -40,13 +41,20 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/info", get(info))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(app.clone(), authorize));
-    Router::new()
+    let cors = app.cors.clone();
+    let router = Router::new()
         .route("/ok", get(ok))
         .merge(stategraph_studio::pages().with_state(()))
         .merge(api)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn(trace))
-        .with_state(app)
+        .with_state(app);
+    // Outermost: a browser's preflight is answered before the key is asked for.
+    match cors {
+        Some(cors) => router.layer(cors),
+        None => router,
+    }
 }
 
 async fn ok() -> axum::Json<serde_json::Value> {
@@ -62,6 +70,17 @@ async fn info() -> axum::Json<serde_json::Value> {
 
 async fn not_found(req: Request) -> ApiError {
     ApiError::not_found(format!("route {} {}", req.method(), req.uri().path()))
+}
+
+async fn method_not_allowed(req: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "method {} is not allowed on {} (the `allow` header lists the methods it takes)",
+            req.method(),
+            req.uri().path()
+        ),
+    )
 }
 
 /// A span per request, with the method, path and status.
@@ -152,6 +171,47 @@ impl<T: DeserializeOwned + Default, S: Send + Sync> FromRequest<S> for Body<T> {
                 };
                 ApiError::invalid(path, e.into_inner().to_string())
             })
+    }
+}
+
+/// Query-string parameters whose errors are API errors, as [`Body`]'s are: a
+/// parameter of the wrong type or an unknown value is a 422 naming it
+/// (`query.limit`), in JSON.
+pub(crate) struct Params<T>(pub(crate) T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Params<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or_default();
+        let pairs = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize(pairs)
+            .map(Params)
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let path = if path == "." {
+                    "query".to_string()
+                } else {
+                    format!("query.{path}")
+                };
+                ApiError::invalid(path, e.into_inner().to_string())
+            })
+    }
+}
+
+/// A yes/no query parameter as clients send it: `true`/`false` in any case, or
+/// `1`/`0` (the JS SDK sends numbers, Python's `True`). For
+/// `#[serde(default, deserialize_with = "flag")]` fields.
+pub(crate) fn flag<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    use serde::de::{Deserialize, Error, Unexpected};
+    let text = String::deserialize(d)?;
+    match text.to_ascii_lowercase().as_str() {
+        "true" | "1" => Ok(Some(true)),
+        "false" | "0" => Ok(Some(false)),
+        _ => Err(D::Error::invalid_value(
+            Unexpected::Str(&text),
+            &"true, false, 1 or 0",
+        )),
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::stream::{Detach, tail};
 use super::threads::thread;
-use super::{Body, page};
+use super::{Body, Params, page};
 use crate::app::App;
 use crate::db::{NewRun, RunRow, RunStatus, ThreadStatus};
 use crate::error::ApiError;
@@ -398,7 +398,7 @@ struct ListParams {
 async fn list(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    Query(p): Query<ListParams>,
+    Params(p): Params<ListParams>,
 ) -> Result<Json<Value>, ApiError> {
     thread(&app, &id).await?;
     let status = match p.status.as_deref() {
@@ -448,14 +448,14 @@ async fn join(
 
 #[derive(Debug, Default, Deserialize)]
 struct JoinStreamParams {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::flag")]
     cancel_on_disconnect: Option<bool>,
 }
 
 async fn join_stream(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
-    Query(p): Query<JoinStreamParams>,
+    Params(p): Params<JoinStreamParams>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     run_of(&app, &id, &run_id).await?;
@@ -465,9 +465,11 @@ async fn join_stream(
     {
         None => 0,
         Some(Ok(Ok(n))) if n >= 0 => n,
+        // LangGraph's clients send -1 to replay the run from its first event.
+        Some(Ok(Ok(-1))) => 0,
         Some(_) => {
             return Err(ApiError::bad_request(
-                "Last-Event-ID must be an event id this server sent (a number)",
+                "Last-Event-ID must be an event id this server sent (a number), or -1 for every event",
             ));
         }
     };

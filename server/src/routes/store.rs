@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{post, put};
 use serde::Deserialize;
@@ -16,7 +16,7 @@ use stategraph::store::{
     Filter, IndexFields, Item, NamespaceQuery, PutOptions, SearchQuery, StoreError,
 };
 
-use super::Body;
+use super::{Body, Params};
 use crate::app::App;
 use crate::error::ApiError;
 
@@ -127,7 +127,7 @@ struct ItemRef {
 /// clients test for `None`).
 async fn get_item(
     State(app): State<Arc<App>>,
-    Query(q): Query<ItemRef>,
+    Params(q): Params<ItemRef>,
 ) -> Result<Json<Value>, ApiError> {
     let ns: Vec<String> = q
         .namespace

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use stategraph::checkpoint::ListOptions;
 
-use super::{Body, page};
+use super::{Body, Params, page};
 use crate::app::App;
 use crate::db::{ThreadQuery, ThreadRow, ThreadStatus};
 use crate::error::ApiError;
@@ -208,14 +208,14 @@ async fn read_state(
 
 #[derive(Debug, Default, Deserialize)]
 struct StateParams {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::flag")]
     subgraphs: Option<bool>,
 }
 
 async fn state(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    Query(p): Query<StateParams>,
+    Params(p): Params<StateParams>,
 ) -> Result<Json<Value>, ApiError> {
     read_state(&app, &id, None, p.subgraphs.unwrap_or(false)).await
 }
@@ -223,7 +223,7 @@ async fn state(
 async fn state_at(
     State(app): State<Arc<App>>,
     Path((id, checkpoint_id)): Path<(String, String)>,
-    Query(p): Query<StateParams>,
+    Params(p): Params<StateParams>,
 ) -> Result<Json<Value>, ApiError> {
     read_state(&app, &id, Some(checkpoint_id), p.subgraphs.unwrap_or(false)).await
 }
@@ -327,7 +327,7 @@ struct HistoryParams {
 async fn history_get(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    Query(p): Query<HistoryParams>,
+    Params(p): Params<HistoryParams>,
 ) -> Result<Json<Value>, ApiError> {
     let q = HistoryQuery {
         limit: p.limit,

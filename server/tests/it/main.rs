@@ -8,6 +8,7 @@ mod common;
 mod pg;
 
 mod http_api;
+mod http_browsers;
 mod http_messages;
 mod http_runs;
 mod postgres_processes;
