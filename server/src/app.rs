@@ -65,6 +65,10 @@ pub(crate) struct App {
     pub(crate) api_key: Option<String>,
     /// The CORS layer around every route, unless CORS is off.
     pub(crate) cors: Option<tower_http::cors::CorsLayer>,
+    /// Origins whose `text/plain` bodies are read as JSON (LangGraph Studio's way).
+    pub(crate) text_plain_origins: Vec<String>,
+    /// Names besides this machine's that `Host` may give (see `local_host_only`).
+    pub(crate) allowed_hosts: Vec<String>,
     pub(crate) limits: Limits,
     /// Run creations per thread in the current minute.
     pub(crate) rate: Mutex<HashMap<String, (Instant, u32)>>,

@@ -43,6 +43,8 @@ pub struct Server {
     jobs: usize,
     api_key: Option<String>,
     cors: Cors,
+    text_plain_origins: Vec<String>,
+    allowed_hosts: Vec<String>,
     limits: Limits,
     worker_id: Option<String>,
 }
@@ -66,6 +68,8 @@ impl Server {
             jobs: 10,
             api_key: None,
             cors: Cors::local(),
+            text_plain_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             limits: Limits {
                 body_bytes: 2 * 1024 * 1024,
                 runs_per_thread_per_minute: 600,
@@ -208,6 +212,46 @@ impl Server {
         self
     }
 
+    /// Accepts JSON request bodies sent as `text/plain` from pages of these
+    /// origins. LangGraph Studio sends its JSON that way (a `text/plain` request
+    /// needs no preflight); every other request body must be
+    /// `application/json` (or `…+json`), else it is a 415. The default is none:
+    /// a page of any site can send a `text/plain` POST without asking, so accepting
+    /// it from anyone would let any page a user opens start runs on a server
+    /// without a key.
+    #[must_use]
+    pub fn text_plain_json_from<I, O>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = O>,
+        O: Into<String>,
+    {
+        self.text_plain_origins = origins
+            .into_iter()
+            .map(|o| o.into().trim_end_matches('/').to_string())
+            .collect();
+        self
+    }
+
+    /// More names the `Host` header may give on a server without an API key that
+    /// listens on loopback (a reverse proxy's public name, say). Such a server
+    /// answers only requests naming this machine — `localhost`, `127.0.0.1`,
+    /// `[::1]` — else a 403: a page whose site name was re-pointed at 127.0.0.1 (DNS
+    /// rebinding) calls the server as its own origin, and only its `Host` gives it
+    /// away. A server with an API key, or listening on another address, checks no
+    /// `Host`.
+    #[must_use]
+    pub fn allow_hosts<I, H>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = H>,
+        H: Into<String>,
+    {
+        self.allowed_hosts = hosts
+            .into_iter()
+            .map(|h| h.into().to_ascii_lowercase())
+            .collect();
+        self
+    }
+
     /// This process's name in leases and logs (default: random).
     #[must_use]
     pub fn worker_id(mut self, id: impl Into<String>) -> Self {
@@ -282,6 +326,8 @@ impl Server {
             store,
             api_key: self.api_key,
             cors,
+            text_plain_origins: self.text_plain_origins,
+            allowed_hosts: self.allowed_hosts,
             limits: self.limits,
             rate: Mutex::new(Default::default()),
             stopping,
@@ -309,7 +355,8 @@ impl Server {
         })?;
         let stopped = app.stopping.clone();
         let workers = crate::worker::spawn(app.clone(), worker, jobs, stopped.clone());
-        let router = crate::routes::router(app.clone());
+        let guard_host = app.api_key.is_none() && local.ip().is_loopback();
+        let router = crate::routes::router(app.clone(), guard_host);
         let mut until = stopped;
         let http = tokio::spawn(async move {
             // Small SSE writes go out at once, not after the client's delayed ACK.

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Request, State};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::get;
@@ -23,8 +23,9 @@ use crate::error::ApiError;
 
 /// Every route, with the API-key check, the body limit and a span per request. The
 /// Studio's page and files (no data) are outside the check; its JSON API, with
-/// driving enabled for the served graphs, is inside.
-pub(crate) fn router(app: Arc<App>) -> Router {
+/// driving enabled for the served graphs, is inside. With `guard_host` (no key, on
+/// loopback) every request must name this machine in `Host`.
+pub(crate) fn router(app: Arc<App>, guard_host: bool) -> Router {
     let limit = app.limits.body_bytes;
     let graphs = app
         .assistants
@@ -40,7 +41,8 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .merge(store::routes())
         .route("/info", get(info))
         .fallback(not_found)
-        .layer(middleware::from_fn_with_state(app.clone(), authorize));
+        .layer(middleware::from_fn_with_state(app.clone(), authorize))
+        .layer(middleware::from_fn_with_state(app.clone(), json_bodies));
     let cors = app.cors.clone();
     let router = Router::new()
         .route("/ok", get(ok))
@@ -49,7 +51,12 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn(trace))
-        .with_state(app);
+        .with_state(app.clone());
+    let router = if guard_host {
+        router.layer(middleware::from_fn_with_state(app, local_host_only))
+    } else {
+        router
+    };
     // Outermost: a browser's preflight is answered before the key is asked for.
     match cors {
         Some(cors) => router.layer(cors),
@@ -124,6 +131,91 @@ async fn authorize(
             "the API key is not valid",
         )),
     }
+}
+
+/// A request body must say it is JSON. Browsers send `text/plain`, form and
+/// multipart bodies to any site without asking it first (no preflight), so reading
+/// such a body as JSON would let any web page a user opens start runs on a local
+/// server without a key. `text/plain` is read from the origins
+/// [`Server::text_plain_json_from`](crate::Server::text_plain_json_from) names.
+async fn json_bodies(
+    State(app): State<Arc<App>>,
+    req: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let headers = req.headers();
+    let has_body = headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|n| n.trim() != "0");
+    if !has_body {
+        return Ok(next.run(req).await);
+    }
+    let kind = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let json = kind == "application/json" || kind.ends_with("+json");
+    let studio = kind == "text/plain"
+        && headers
+            .get(header::ORIGIN)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|o| app.text_plain_origins.iter().any(|t| t == o));
+    if json || studio {
+        return Ok(next.run(req).await);
+    }
+    let given = if kind.is_empty() {
+        "no content type".to_string()
+    } else {
+        format!("`{kind}`")
+    };
+    Err(ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        format!(
+            "request bodies are JSON: send `content-type: application/json` (this one has {given})"
+        ),
+    ))
+}
+
+/// A server without a key on loopback answers requests naming this machine (or a
+/// name [`Server::allow_hosts`](crate::Server::allow_hosts) adds) only: a page of
+/// another site re-pointed at 127.0.0.1 (DNS rebinding) is same-origin to the
+/// browser, so CORS and the JSON rule do not stop it, but its `Host` names that site.
+async fn local_host_only(
+    State(app): State<Arc<App>>,
+    req: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_ascii_lowercase);
+    let Some(host) = host else {
+        // HTTP/1.0 without a Host: no browser sends that.
+        return Ok(next.run(req).await);
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    if matches!(name, "localhost" | "127.0.0.1" | "::1")
+        || app.allowed_hosts.iter().any(|h| h == name || *h == host)
+    {
+        return Ok(next.run(req).await);
+    }
+    Err(ApiError::new(
+        StatusCode::FORBIDDEN,
+        format!(
+            "Host `{host}` is not this machine: a server without an API key listening on loopback answers `localhost`, `127.0.0.1` and `[::1]`; add the name with `Server::allow_hosts`, or set an API key"
+        ),
+    ))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

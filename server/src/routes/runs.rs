@@ -253,6 +253,18 @@ fn located(row: &RunRow, body: impl IntoResponse) -> Response {
     response
 }
 
+/// A streamed run's answer: as [`located`], and `Location` names its stream, where
+/// a client whose connection was cut joins it again (with `Last-Event-ID`), as
+/// LangGraph's clients do for resumable streams.
+fn located_stream(row: &RunRow, body: impl IntoResponse) -> Response {
+    let mut response = located(row, body);
+    let at = format!("/threads/{}/runs/{}/stream", row.thread_id, row.run_id);
+    if let Ok(v) = at.parse() {
+        response.headers_mut().insert(header::LOCATION, v);
+    }
+    response
+}
+
 async fn create_background(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
@@ -276,7 +288,7 @@ async fn create_stream(
 ) -> Result<Response, ApiError> {
     let detach = detach_of(&req, false);
     let row = create_run(&app, Some(id), req).await?;
-    Ok(located(
+    Ok(located_stream(
         &row,
         tail(
             app.clone(),
@@ -312,7 +324,7 @@ async fn stateless_stream(
 ) -> Result<Response, ApiError> {
     let detach = detach_of(&req, true);
     let row = create_run(&app, None, req).await?;
-    Ok(located(
+    Ok(located_stream(
         &row,
         tail(
             app.clone(),

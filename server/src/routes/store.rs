@@ -37,6 +37,8 @@ fn store_error(e: StoreError) -> ApiError {
         | StoreError::NotAnObject { .. } => ApiError::invalid("$", e.to_string()),
         other => match other {
             StoreError::BadFilter { .. } => ApiError::invalid("$.filter", other.to_string()),
+            StoreError::NoIndex => ApiError::invalid("$.query", other.to_string()),
+            StoreError::TooLarge { .. } => ApiError::invalid("$.value", other.to_string()),
             other => ApiError::internal(other),
         },
     }
@@ -99,7 +101,10 @@ async fn put_item(
     };
     let ttl = match req.ttl {
         None => None,
-        Some(m) if m.is_finite() && m > 0.0 => Some(Duration::from_secs_f64(m * 60.0)),
+        // `try_`: a finite but huge number of minutes is no `Duration` either.
+        Some(m) if m > 0.0 => Some(Duration::try_from_secs_f64(m * 60.0).map_err(|_| {
+            ApiError::invalid("$.ttl", format!("{m} minutes is more than a TTL can be"))
+        })?),
         Some(_) => {
             return Err(ApiError::invalid(
                 "$.ttl",

@@ -162,6 +162,9 @@ fn input_error(e: InputError) -> ApiError {
 fn run_error(e: RunError) -> ApiError {
     match e {
         RunError::NothingToContinue { .. } => ApiError::bad_request(e.to_string()),
+        RunError::UnknownCheckpoint { .. } => {
+            ApiError::new(axum::http::StatusCode::NOT_FOUND, e.to_string())
+        }
         other => ApiError::internal(other),
     }
 }

@@ -373,6 +373,32 @@ async fn the_store_is_reachable_over_http() {
         .map(|s| (s, ()))
         .unwrap();
     assert_eq!(s, 422, "{err:?}");
+    // A TTL no clock can hold, zero or negative is a 422 naming it; nothing is stored.
+    for ttl in [json!(1e300), json!(0), json!(-5), json!("ten")] {
+        let r = h
+            .http
+            .put(h.url("/store/items"))
+            .json(&json!({ "namespace": ["users", "bob"], "key": "k", "value": {"a": 1}, "ttl": ttl }))
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = common::read(r).await;
+        assert_eq!(status, 422, "ttl {ttl}: {body}");
+        assert_eq!(body["errors"][0]["path"], "$.ttl", "ttl {ttl}: {body}");
+    }
+    assert_eq!(
+        h.get("/store/items?namespace=users.bob&key=k").await,
+        (200, Value::Null)
+    );
+    // A semantic query on a store without an index is the caller's mistake.
+    let (status, body) = h
+        .post(
+            "/store/items/search",
+            json!({ "namespace_prefix": ["users"], "query": "weather" }),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["errors"][0]["path"], "$.query", "{body}");
     let r = h
         .http
         .delete(h.url("/store/items"))
@@ -431,4 +457,30 @@ async fn chat_messages_go_in_and_come_out_as_langgraph_clients_write_them() {
             .starts_with("$.input.messages"),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_update_at_an_unknown_checkpoint_is_a_404_and_writes_nothing() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let run = h
+        .background(&t, json!({ "assistant_id": "job", "input": {} }))
+        .await;
+    h.join(&t, &run).await;
+    let history = format!("/threads/{t}/history");
+    let (_, before) = h.get(&history).await;
+    for body in [
+        json!({ "values": {}, "checkpoint_id": "no-such-checkpoint" }),
+        json!({ "values": {}, "checkpoint": { "checkpoint_id": "no-such-checkpoint" } }),
+    ] {
+        let (status, err) = h.post(&format!("/threads/{t}/state"), body).await;
+        assert_eq!(status, 404, "{err}");
+        assert!(
+            err["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("no-such-checkpoint")),
+            "{err}"
+        );
+    }
+    assert_eq!(h.get(&history).await.1, before);
 }

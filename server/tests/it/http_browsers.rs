@@ -1,6 +1,9 @@
-//! What browser clients and the JS SDK need of the HTTP layer: CORS preflights on
-//! every route (before the API key), JSON bodies for 404s, 405s and bad query
-//! strings, yes/no query flags as `0`/`1`, and `Last-Event-ID: -1` to replay a run.
+//! What browser clients and the JS SDK need of the HTTP layer, and what a hostile
+//! page must not get: CORS preflights on every route (before the API key), JSON
+//! bodies for 404s, 405s and bad query strings, yes/no query flags as `0`/`1`,
+//! `Last-Event-ID: -1` to replay a run, no request body read as JSON unless it says
+//! it is (a form or `text/plain` POST needs no preflight), and on a keyless loopback
+//! server no request whose `Host` names another site (DNS rebinding).
 
 use crate::common;
 
@@ -263,4 +266,146 @@ async fn join_stream_takes_numeric_flags_and_minus_one_replays_every_event() {
         assert_eq!(status, 400, "{bad}: {body}");
         assert!(body["detail"].as_str().is_some(), "{bad}: {body}");
     }
+}
+
+/// A POST of `body` with `content_type` (and `origin`), as a web page could send it.
+async fn send_as(
+    h: &Harness,
+    path: &str,
+    content_type: Option<&str>,
+    origin: Option<&str>,
+    body: &str,
+) -> (u16, serde_json::Value) {
+    let mut req = h.http.post(h.url(path)).body(body.to_string());
+    if let Some(kind) = content_type {
+        req = req.header("content-type", kind);
+    }
+    if let Some(origin) = origin {
+        req = req.header("origin", origin);
+    }
+    read(req.send().await.expect("a response")).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_does_not_say_json_is_refused_and_starts_nothing() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let run = r#"{"assistant_id": "job", "input": {}, "metadata": {"via": "form"}}"#;
+    let runs = format!("/threads/{t}/runs");
+    // What any web page can send without a preflight, and a body with no type.
+    for kind in [
+        Some("text/plain"),
+        Some("text/plain;charset=UTF-8"),
+        Some("application/x-www-form-urlencoded"),
+        Some("multipart/form-data; boundary=x"),
+        None,
+    ] {
+        for origin in [None, Some("https://evil.example")] {
+            let (status, body) = send_as(&h, &runs, kind, origin, run).await;
+            assert_eq!(status, 415, "{kind:?} from {origin:?}: {body}");
+            assert!(
+                body["detail"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("application/json")),
+                "{body}"
+            );
+        }
+    }
+    let (_, listed) = h.get(&runs).await;
+    assert_eq!(listed, json!([]), "no run was created");
+    // JSON in its spellings passes; so does a POST without a body.
+    for kind in [
+        "application/json",
+        "application/json; charset=utf-8",
+        "Application/JSON",
+        "application/vnd.langgraph+json",
+    ] {
+        let (status, body) = send_as(&h, "/threads", Some(kind), None, "{}").await;
+        assert_eq!(status, 200, "{kind}: {body}");
+    }
+    let r = h.http.post(h.url("/threads")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_plain_json_is_read_from_the_origins_named_for_it() {
+    let studio = "https://smith.langchain.com";
+    let h = Harness::start_with(|s| s.text_plain_json_from([format!("{studio}/")])).await;
+    let body = r#"{"metadata": {"from": "studio"}}"#;
+    let (status, thread) = send_as(&h, "/threads", Some("text/plain"), Some(studio), body).await;
+    assert_eq!(status, 200, "{thread}");
+    assert_eq!(thread["metadata"]["from"], "studio");
+    for origin in [
+        None,
+        Some("https://evil.example"),
+        Some("http://smith.langchain.com"),
+    ] {
+        let (status, err) = send_as(&h, "/threads", Some("text/plain"), origin, body).await;
+        assert_eq!(status, 415, "{origin:?}: {err}");
+    }
+    // Named origins still send forms as forms.
+    let (status, _) = send_as(
+        &h,
+        "/threads",
+        Some("application/x-www-form-urlencoded"),
+        Some(studio),
+        "a=1",
+    )
+    .await;
+    assert_eq!(status, 415);
+}
+
+/// `GET /info` with `Host: host`.
+async fn info_as(h: &Harness, host: &str, key: Option<&str>) -> (u16, serde_json::Value) {
+    let mut req = h.http.get(h.url("/info")).header("host", host);
+    if let Some(key) = key {
+        req = req.header("x-api-key", key);
+    }
+    read(req.send().await.expect("a response")).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keyless_loopback_server_answers_only_requests_naming_this_machine() {
+    let h = Harness::start().await;
+    for host in ["localhost:2024", "127.0.0.1", "[::1]:8123", "LOCALHOST:1"] {
+        let (status, body) = info_as(&h, host, None).await;
+        assert_eq!(status, 200, "{host}: {body}");
+    }
+    // A page of another site whose name now resolves to 127.0.0.1.
+    for host in [
+        "evil.example:2024",
+        "localhost.evil.example",
+        "127.0.0.1.nip.example",
+    ] {
+        let (status, body) = info_as(&h, host, None).await;
+        assert_eq!(status, 403, "{host}: {body}");
+        assert!(
+            body["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("allow_hosts")),
+            "{body}"
+        );
+        let r = h
+            .http
+            .post(h.url("/threads"))
+            .header("host", host)
+            .json(&json!({ "metadata": { "via": "rebinding" } }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "{host}");
+    }
+    let (_, threads) = h.post("/threads/search", json!({})).await;
+    assert!(
+        !threads.to_string().contains("rebinding"),
+        "no thread was created: {threads}"
+    );
+
+    // A reverse proxy's name is added; a server with a key checks the key instead.
+    let proxied = Harness::start_with(|s| s.allow_hosts(["chat.example.com"])).await;
+    assert_eq!(info_as(&proxied, "chat.example.com:443", None).await.0, 200);
+    assert_eq!(info_as(&proxied, "other.example.com", None).await.0, 403);
+    let keyed = Harness::start_with(|s| s.api_key("k")).await;
+    assert_eq!(info_as(&keyed, "evil.example", None).await.0, 401);
+    assert_eq!(info_as(&keyed, "evil.example", Some("k")).await.0, 200);
 }

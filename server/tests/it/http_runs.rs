@@ -38,10 +38,17 @@ async fn a_streamed_run_sends_metadata_then_each_mode_then_end() {
         .to_str()
         .unwrap()
         .to_string();
+    let stream_at = r.headers()["location"].to_str().unwrap().to_string();
     let all = h.sse(r).await;
     assert_eq!(all[0].0, "metadata");
     let run_id = all[0].1["run_id"].as_str().unwrap();
     assert_eq!(location, format!("/threads/{t}/runs/{run_id}"));
+    assert_eq!(stream_at, format!("/threads/{t}/runs/{run_id}/stream"));
+    // Joining there again replays the same events.
+    let again = h
+        .sse(h.http.get(h.url(&stream_at)).send().await.unwrap())
+        .await;
+    assert_eq!(again, all);
     assert_eq!(all.last().unwrap().0, "end");
     let ids: Vec<i64> = all
         .iter()
