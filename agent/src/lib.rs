@@ -14,7 +14,9 @@ pub use state::{AgentState, MessagesState, MessagesStateUpdate, pending_tool_cal
 pub use tool::{Tool, ToolError, ToolSpec, Tools};
 pub use tool_node::{ToolNode, tools_condition};
 
+#[cfg(feature = "openai")]
 pub mod openai;
+#[cfg(feature = "openai")]
 pub use openai::{OpenAiEnvError, OpenAiModel};
 
 #[doc(hidden)]
