@@ -422,6 +422,12 @@ async fn the_page_and_its_files_are_served_from_the_binary() {
             "{path}"
         );
         assert_eq!(headers["cache-control"], "no-cache");
+        // No other site may frame the page or run scripts in it.
+        let csp = headers["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+        assert!(csp.contains("script-src 'self'"), "{csp}");
+        assert_eq!(headers["x-frame-options"], "DENY");
+        assert_eq!(headers["x-content-type-options"], "nosniff");
         let text = response.text().await.unwrap();
         assert!(text.contains("/studio/assets/studio.js"), "{path}");
     }
