@@ -102,7 +102,7 @@ pub(crate) struct StateUpdate {
     #[serde(default)]
     pub(crate) checkpoint_id: Option<String>,
     #[serde(default)]
-    pub(crate) checkpoint: Option<Value>,
+    pub(crate) checkpoint: Option<CheckpointRef>,
 }
 
 /// `POST /threads/{id}/history`.
@@ -141,11 +141,11 @@ pub(crate) struct RunCreate {
     #[serde(default)]
     pub(crate) metadata: Option<Map<String, Value>>,
     #[serde(default)]
-    pub(crate) config: Option<Value>,
+    pub(crate) config: Option<Map<String, Value>>,
     #[serde(default)]
     pub(crate) checkpoint_id: Option<String>,
     #[serde(default)]
-    pub(crate) checkpoint: Option<Value>,
+    pub(crate) checkpoint: Option<CheckpointRef>,
     #[serde(default)]
     pub(crate) stream_mode: Option<Value>,
     #[serde(default)]
@@ -168,14 +168,22 @@ pub(crate) struct RunCreate {
     pub(crate) webhook: Option<Value>,
 }
 
+/// A checkpoint named in a request, as LangGraph's clients send a state's
+/// `checkpoint` back: only its id is read (the `thread_id`, `checkpoint_ns` and
+/// `checkpoint_map` they carry along are not). Anything but an object is a 422.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct CheckpointRef {
+    #[serde(default)]
+    pub(crate) checkpoint_id: Option<String>,
+}
+
 /// A checkpoint id from `checkpoint_id` or `checkpoint: {checkpoint_id}`.
-pub(crate) fn checkpoint_id(id: Option<&String>, checkpoint: Option<&Value>) -> Option<String> {
-    id.cloned().or_else(|| {
-        checkpoint
-            .and_then(|c| c.get("checkpoint_id"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    })
+pub(crate) fn checkpoint_id(
+    id: Option<&String>,
+    checkpoint: Option<&CheckpointRef>,
+) -> Option<String> {
+    id.cloned()
+        .or_else(|| checkpoint.and_then(|c| c.checkpoint_id.clone()))
 }
 
 /// Node names given as `"*"`, a name, or a list.

@@ -146,6 +146,24 @@ async fn prepare_run(
         continue_saved: false,
     };
     graph.check(&request)?;
+    if let Some(id) = &request.checkpoint_id {
+        // A run from a checkpoint the thread does not have would be queued only to
+        // fail: refuse it now.
+        let at = stategraph::checkpoint::CheckpointConfig::thread(thread_id.clone()).at(id);
+        let known = existing.is_some()
+            && app
+                .saver
+                .get_tuple(&at)
+                .await
+                .map_err(ApiError::internal)?
+                .is_some();
+        if !known {
+            return Err(ApiError::new(
+                axum::http::StatusCode::NOT_FOUND,
+                format!("thread {thread_id} has no checkpoint `{id}`: pick one from its history"),
+            ));
+        }
+    }
     // A resume needs a thread that waits on an interrupt (or a run that may leave
     // it waiting).
     if command.as_ref().is_some_and(|c| c.resume.is_some())

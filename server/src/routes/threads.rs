@@ -231,7 +231,7 @@ async fn state_at(
 #[derive(Debug, Default, Deserialize)]
 struct StateAt {
     #[serde(default)]
-    checkpoint: Option<Value>,
+    checkpoint: Option<crate::wire::CheckpointRef>,
     #[serde(default)]
     subgraphs: Option<bool>,
 }
@@ -292,12 +292,11 @@ async fn list_history(app: &App, id: &str, q: HistoryQuery) -> Result<Json<Value
     };
     let before = match &q.before {
         Some(Value::String(s)) => Some(s.clone()),
-        Some(v) => crate::wire::checkpoint_id(None, Some(v)).or_else(|| {
-            v.get("configurable")
-                .and_then(|c| c.get("checkpoint_id"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        }),
+        Some(v) => v
+            .get("checkpoint_id")
+            .or_else(|| v.get("configurable").and_then(|c| c.get("checkpoint_id")))
+            .and_then(Value::as_str)
+            .map(str::to_string),
         None => None,
     };
     let options = ListOptions {

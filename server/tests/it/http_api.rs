@@ -460,7 +460,7 @@ async fn chat_messages_go_in_and_come_out_as_langgraph_clients_write_them() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_state_update_at_an_unknown_checkpoint_is_a_404_and_writes_nothing() {
+async fn a_state_update_or_run_at_an_unknown_checkpoint_is_a_404_and_writes_nothing() {
     let h = Harness::start().await;
     let t = h.thread().await;
     let run = h
@@ -482,5 +482,32 @@ async fn a_state_update_at_an_unknown_checkpoint_is_a_404_and_writes_nothing() {
             "{err}"
         );
     }
+    assert_eq!(h.get(&history).await.1, before);
+    // A run from a checkpoint the thread does not have is refused, not queued to fail.
+    for (path, body) in [
+        (
+            format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "job", "checkpoint_id": "no-such-checkpoint" }),
+        ),
+        (
+            format!("/threads/{t}/runs"),
+            json!({ "assistant_id": "job", "checkpoint": { "checkpoint_id": "no-such-checkpoint" } }),
+        ),
+        (
+            "/runs/wait".to_string(),
+            json!({ "assistant_id": "job", "checkpoint_id": "no-such-checkpoint" }),
+        ),
+    ] {
+        let (status, err) = h.post(&path, body).await;
+        assert_eq!(status, 404, "{path}: {err}");
+        assert!(
+            err["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("no-such-checkpoint")),
+            "{err}"
+        );
+    }
+    let (_, runs) = h.get(&format!("/threads/{t}/runs")).await;
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
     assert_eq!(h.get(&history).await.1, before);
 }
