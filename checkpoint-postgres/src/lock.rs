@@ -78,13 +78,16 @@ impl Table {
 }
 
 enum Request {
-    /// Takes `key` if it is free: the holder's token, or `None` when busy.
+    /// Takes `key` under `token` if it is free: whether it was taken.
     TryLock {
         key: i64,
+        /// Chosen by the caller, so a caller that is dropped before it reads the
+        /// answer can still release what the answer granted.
+        token: u64,
         thread_id: String,
         /// The fence table, qualified by its schema.
         fences: String,
-        reply: oneshot::Sender<Result<Option<u64>, Failure>>,
+        reply: oneshot::Sender<Result<bool, Failure>>,
     },
     Unlock {
         key: i64,
@@ -152,19 +155,22 @@ async fn serve(
         match request {
             Request::TryLock {
                 key,
+                token,
                 thread_id,
                 fences,
                 reply,
             } => {
                 let at = Wanted {
                     key,
+                    token,
                     thread_id: &thread_id,
                     fences: &fences,
                 };
                 let locked = try_lock(&source, &table, &mut session, at).await;
                 // A caller that stopped waiting (its future was dropped) never gets a
-                // guard to release the lock with: release it here.
-                if let Err(Ok(Some(token))) = reply.send(locked) {
+                // guard to release the lock with: release it here. (One dropped after
+                // this answer was sent releases it through its `Asking` guard.)
+                if let Err(Ok(true)) = reply.send(locked) {
                     release(&table, &mut session, key, token).await;
                 }
             }
@@ -198,9 +204,11 @@ async fn release(table: &Mutex<Table>, session: &mut Option<Session>, key: i64, 
     }
 }
 
-/// A lock asked for: its key, its thread and the fence table.
+/// A lock asked for: its key, the token it is asked under, its thread and the fence
+/// table.
 struct Wanted<'a> {
     key: i64,
+    token: u64,
     thread_id: &'a str,
     fences: &'a str,
 }
@@ -211,12 +219,13 @@ async fn try_lock(
     session: &mut Option<Session>,
     Wanted {
         key,
+        token,
         thread_id,
         fences,
     }: Wanted<'_>,
-) -> Result<Option<u64>, Failure> {
+) -> Result<bool, Failure> {
     if locks_held_here(locks, key) {
-        return Ok(None);
+        return Ok(false);
     }
     // A session that has ended is replaced; a query failing on one that seemed alive
     // is tried once more on a new one.
@@ -230,11 +239,9 @@ async fn try_lock(
             None => session.insert(Session::open(source, thread_id).await?),
         };
         match s.try_lock(key, thread_id, fences).await {
-            Ok(None) => return Ok(None),
+            Ok(None) => return Ok(false),
             Ok(Some(fence)) => {
                 let mut t = lock_table(locks);
-                t.next_token += 1;
-                let token = t.next_token;
                 let pid = s.pid();
                 t.held.insert(
                     key,
@@ -246,7 +253,7 @@ async fn try_lock(
                         seqs: HashMap::new(),
                     },
                 );
-                return Ok(Some(token));
+                return Ok(true);
             }
             Err(e) => {
                 lock_table(locks).lose(s.pid(), &e);
@@ -257,7 +264,7 @@ async fn try_lock(
             }
         }
     }
-    Ok(None)
+    Ok(false)
 }
 
 fn locks_held_here(locks: &Mutex<Table>, key: i64) -> bool {
@@ -269,6 +276,27 @@ struct Guard {
     key: i64,
     token: u64,
     queue: mpsc::UnboundedSender<Request>,
+}
+
+/// Armed while a lock request is out: a caller dropped before it read the answer
+/// (a cancelled run) asks the service to let go of whatever the request took. The
+/// service serves requests in order, so the unlock comes after the request.
+struct Asking {
+    key: i64,
+    token: u64,
+    queue: mpsc::UnboundedSender<Request>,
+    armed: bool,
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self.queue.send(Request::Unlock {
+                key: self.key,
+                token: self.token,
+            });
+        }
+    }
 }
 
 impl Drop for Guard {
@@ -303,15 +331,31 @@ pub(crate) async fn lock_thread(
                 reason: "the lock service stopped".into(),
             })
         };
+        let token = {
+            let mut t = lock_table(&saver.locks.table);
+            t.next_token += 1;
+            t.next_token
+        };
         queue
             .send(Request::TryLock {
                 key,
+                token,
                 thread_id: thread_id.to_string(),
                 fences: fences.clone(),
                 reply,
             })
             .map_err(|_| stopped())?;
-        if let Some(token) = answer.await.map_err(|_| stopped())?? {
+        let mut asking = Asking {
+            key,
+            token,
+            queue,
+            armed: true,
+        };
+        let taken = answer.await.map_err(|_| stopped());
+        // The answer was read: the caller owns the outcome.
+        asking.armed = false;
+        let queue = asking.queue.clone();
+        if taken?? {
             return Ok(ThreadLock::new(thread_id, Guard { key, token, queue }));
         }
         let waited = started.elapsed();

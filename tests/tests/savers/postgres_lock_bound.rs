@@ -374,3 +374,35 @@ async fn a_lock_request_given_up_on_does_not_leave_the_thread_locked() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_lock_request_dropped_after_its_answer_came_does_not_leave_the_thread_locked() {
+    let Some(url) = servers::postgres_url(module_path!()) else {
+        return;
+    };
+    let schema = servers::fresh_schema("answered_dropped");
+    let options = PostgresOptions::new().schema(schema.clone());
+    let saver = PostgresSaver::connect_with(&url, options.clone())
+        .await
+        .unwrap();
+    let other = PostgresSaver::connect_with(&url, options).await.unwrap();
+    for i in 0..5 {
+        let thread = format!("t{i}");
+        // Polled once (the request goes out), then left alone while the lock is
+        // taken and the answer waits unread, then dropped: a run cancelled just as
+        // its thread's lock was granted.
+        let mut asked = Box::pin(saver.lock_thread(&thread, Duration::from_secs(5)));
+        assert!(futures::poll!(asked.as_mut()).is_pending());
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        drop(asked);
+        let theirs = other
+            .lock_thread(&thread, Duration::from_secs(2))
+            .await
+            .unwrap_or_else(|e| panic!("{thread} was left locked: {e}"));
+        drop(theirs);
+    }
+    drop((saver, other));
+    tokio::task::spawn_blocking(move || servers::drop_schema(&url, &schema))
+        .await
+        .unwrap();
+}
