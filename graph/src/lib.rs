@@ -46,8 +46,8 @@ pub use node::{
 pub use node::{IntoPayload, Send};
 pub use retry::RetryPolicy;
 pub use runtime::{
-    ContinueReason, Durability, NodePanic, RunConfig, RunError, RunInput, RunOutput, StateSnapshot,
-    SubgraphState, TaskSnapshot, UpdateAs,
+    ContinueReason, Durability, NodePanic, RunConfig, RunError, RunInput, RunLease, RunOutput,
+    StateSnapshot, SubgraphState, TaskSnapshot, UpdateAs,
 };
 pub use shape_json::{GraphShape, ShapeEdge, ShapeNode, ShapeNodeKind};
 pub use state::{

@@ -117,7 +117,6 @@ impl Server {
             Ok(Arc::new(Entry {
                 name: label,
                 graph: compiled,
-                saver,
                 schema: schemas_of::<S>(),
             }) as Arc<dyn Served>)
         });
@@ -317,6 +316,13 @@ impl Server {
                 &uuid::Uuid::new_v4().simple().to_string()[..8]
             )
         });
+        // Runs this process's earlier life held (it reuses their worker names), or on
+        // SQLite any run left running: no other process can be working on them.
+        match db.requeue_own(worker.clone()).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(runs = n, "took back the runs a stopped process held"),
+            Err(e) => return Err(ServerError::Database(e)),
+        }
         let (stop, stopping) = watch::channel(false);
         let app = App {
             assistants,

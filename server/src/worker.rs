@@ -2,16 +2,24 @@
 //! renewing its lease, stores its events for streaming clients and ends it. A
 //! worker that dies leaves a lease that expires; another claims the run and
 //! continues from its last checkpoint, so no finished task runs twice.
+//!
+//! A worker that stalls (a paused process) past its lease is fenced: its run holds
+//! a [`RunLease`] that lapses with the lease, after which it starts no step and
+//! saves nothing; the attempt number of its claim no longer matches, so the
+//! database refuses its renewals and its finish; and the worker that took the run
+//! over decides under the thread's lock where to continue from, after the stalled
+//! one has let go.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+use stategraph::RunLease;
 use stategraph::checkpoint::ListOptions;
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::app::App;
-use crate::db::{Finish, Lease, RunRow, RunStatus, ThreadStatus};
+use crate::db::{Claim, Finish, Lease, RunRow, RunStatus, ThreadStatus};
 use crate::events::Modes;
 use crate::hub::Notice;
 use crate::served::{CommandRequest, RunEnd, RunRequest, Served};
@@ -20,7 +28,7 @@ use crate::served::{CommandRequest, RunEnd, RunRequest, Served};
 const IDLE_POLL: Duration = Duration::from_millis(500);
 
 /// A run's request as stored in its `kwargs`.
-pub(crate) fn request_of(run: &RunRow, continue_saved: bool) -> RunRequest {
+pub(crate) fn request_of(run: &RunRow, lease: RunLease) -> RunRequest {
     let k = &run.kwargs;
     let names = |key: &str| -> Vec<String> {
         k.get(key)
@@ -53,7 +61,8 @@ pub(crate) fn request_of(run: &RunRow, continue_saved: bool) -> RunRequest {
         interrupt_after: names("interrupt_after"),
         modes: Modes::parse(k.get("stream_mode"), subgraphs).unwrap_or_default(),
         metadata: run.metadata.clone(),
-        continue_saved,
+        retry: run.attempt > 1,
+        lease: Some(lease),
     }
 }
 
@@ -99,17 +108,25 @@ async fn work(app: Arc<App>, worker: String, mut shutdown: watch::Receiver<bool>
         // Listen before looking: a run queued, or a cancel sent for the run about to
         // be claimed, after this point is heard (older notices are in the tables).
         let mut notices = app.hub.subscribe();
+        // The lease is counted from before the claim was asked for, so it never
+        // outlasts the one the database granted.
+        let asked = Instant::now();
         match app.db.claim_run(worker.clone(), app.limits.lease).await {
             Ok(Some(run)) => {
-                let run_id = run.run_id.clone();
-                let span = tracing::info_span!("stategraph.server.run", run_id = %run_id, thread_id = %run.thread_id, attempt = run.attempt);
+                let claim = Claim::of(&run, &worker);
+                let lease = RunLease::until(asked + app.limits.lease);
+                let span = tracing::info_span!("stategraph.server.run", run_id = %run.run_id, thread_id = %run.thread_id, attempt = run.attempt);
+                let held = Held {
+                    claim: &claim,
+                    lease,
+                };
                 let stopped = tracing::Instrument::instrument(
-                    execute(&app, &worker, run, &mut notices, &mut shutdown),
+                    execute(&app, held, run, &mut notices, &mut shutdown),
                     span,
                 )
                 .await;
                 if stopped {
-                    if let Err(e) = app.db.release_run(run_id, worker.clone()).await {
+                    if let Err(e) = app.db.release_run(claim).await {
                         tracing::warn!(error = %e, "could not hand back a run at shutdown");
                     }
                     app.notify(Notice::Queued).await;
@@ -136,6 +153,29 @@ async fn work(app: Arc<App>, worker: String, mut shutdown: watch::Receiver<bool>
     }
 }
 
+/// A run a worker holds: its claim, and the lease its graph run checks.
+struct Held<'a> {
+    claim: &'a Claim,
+    lease: RunLease,
+}
+
+impl Held<'_> {
+    /// Renews the lease; on success the local lease is extended from when the
+    /// renewal was asked for.
+    async fn renew(&self, app: &App) -> Result<Lease, crate::db::DbError> {
+        let asked = Instant::now();
+        let lease = app
+            .db
+            .renew_lease(self.claim.clone(), app.limits.lease)
+            .await?;
+        match &lease {
+            Lease::Held { .. } => self.lease.extend(asked + app.limits.lease),
+            Lease::Lost => self.lease.expire(),
+        }
+        Ok(lease)
+    }
+}
+
 /// Why a run stopped before its graph ended.
 enum Stop {
     Cancel(String),
@@ -148,7 +188,7 @@ enum Stop {
 /// queue).
 async fn execute(
     app: &Arc<App>,
-    worker: &str,
+    held: Held<'_>,
     run: RunRow,
     notices: &mut broadcast::Receiver<Notice>,
     shutdown: &mut watch::Receiver<bool>,
@@ -158,7 +198,7 @@ async fn execute(
         Err(e) => {
             finish(
                 app,
-                worker,
+                held.claim,
                 &run,
                 RunStatus::Error,
                 ThreadStatus::Error,
@@ -171,12 +211,8 @@ async fn execute(
             return false;
         }
     };
-    // A run that already saved a checkpoint (its worker died) continues from it.
-    let continue_saved = match graph.head(&run.thread_id).await {
-        Ok(Some((_, Some(by)))) => by == run.run_id,
-        _ => false,
-    };
-    let request = request_of(&run, continue_saved);
+    // A run claimed again (its worker died or stalled) continues from what it saved.
+    let request = request_of(&run, held.lease.clone());
     append(
         app,
         &run.run_id,
@@ -193,14 +229,18 @@ async fn execute(
     beat.tick().await;
     let mut events_open = true;
     let outcome: Result<RunEnd, Stop> = loop {
+        let lapses = tokio::time::Instant::from_std(held.lease.deadline());
         tokio::select! {
             biased;
+            // First: a worker waking from a stall past its lease stops before it
+            // stores anything else.
+            () = tokio::time::sleep_until(lapses) => break Err(Stop::LeaseLost),
             end = &mut running => break Ok(end),
             batch = next_batch(&mut rx), if events_open => match batch {
                 Some(batch) => append(app, &run.run_id, batch).await,
                 None => events_open = false,
             },
-            _ = beat.tick() => match app.db.renew_lease(run.run_id.clone(), worker.to_string(), app.limits.lease).await {
+            _ = beat.tick() => match held.renew(app).await {
                 Ok(Lease::Held { cancel: Some(action) }) => break Err(Stop::Cancel(action)),
                 Ok(Lease::Held { cancel: None }) => {}
                 Ok(Lease::Lost) => break Err(Stop::LeaseLost),
@@ -214,7 +254,7 @@ async fn execute(
                     Err(_) => true,
                 };
                 if look
-                    && let Ok(Lease::Held { cancel: Some(action) }) = app.db.renew_lease(run.run_id.clone(), worker.to_string(), app.limits.lease).await {
+                    && let Ok(Lease::Held { cancel: Some(action) }) = held.renew(app).await {
                     break Err(Stop::Cancel(action));
                 }
             }
@@ -222,6 +262,16 @@ async fn execute(
         }
     };
     drop(running);
+    // A run whose lease lapsed meanwhile is another worker's now (or will be): this
+    // one stores nothing more of it.
+    let outcome = match outcome {
+        Ok(_) if !held.lease.is_held() => Err(Stop::LeaseLost),
+        other => other,
+    };
+    if matches!(outcome, Err(Stop::LeaseLost)) {
+        tracing::warn!("lost the lease of a run: another worker continues it");
+        return false;
+    }
     // Events the run sent before it ended.
     let mut rest = Vec::new();
     while let Ok(e) = rx.try_recv() {
@@ -251,7 +301,7 @@ async fn execute(
             }
             finish(
                 app,
-                worker,
+                held.claim,
                 &run,
                 RunStatus::Success,
                 status,
@@ -276,7 +326,7 @@ async fn execute(
             let (values, interrupts) = latest.map_or((values, json!([])), |(v, i)| (Some(v), i));
             finish(
                 app,
-                worker,
+                held.claim,
                 &run,
                 RunStatus::Error,
                 ThreadStatus::Error,
@@ -301,7 +351,7 @@ async fn execute(
             };
             finish(
                 app,
-                worker,
+                held.claim,
                 &run,
                 RunStatus::Interrupted,
                 status,
@@ -312,9 +362,7 @@ async fn execute(
             )
             .await;
         }
-        Err(Stop::LeaseLost) => {
-            tracing::warn!("lost the lease of a run: another worker continues it");
-        }
+        Err(Stop::LeaseLost) => {}
         Err(Stop::Shutdown) => return true,
     }
     false
@@ -363,7 +411,7 @@ fn error_output(message: &str) -> Value {
 #[allow(clippy::too_many_arguments)]
 async fn finish(
     app: &App,
-    worker: &str,
+    claim: &Claim,
     run: &RunRow,
     status: RunStatus,
     thread_status: ThreadStatus,
@@ -380,11 +428,7 @@ async fn finish(
         output,
         delete_run,
     };
-    match app
-        .db
-        .finish_run(run.run_id.clone(), worker.to_string(), finish)
-        .await
-    {
+    match app.db.finish_run(claim.clone(), finish).await {
         Ok(true) => {
             append(app, &run.run_id, vec![("end".into(), Value::Null)]).await;
             app.notify(Notice::Ended(run.run_id.clone())).await;

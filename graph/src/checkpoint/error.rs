@@ -119,6 +119,18 @@ pub enum CheckpointError {
         /// How long this run waited.
         waited: std::time::Duration,
     },
+    /// The run's [`RunLease`](crate::RunLease) lapsed: this attempt of the run stops
+    /// without saving or starting another step, because another worker may hold the
+    /// run now.
+    #[error(
+        "thread `{thread_id}`: the run's lease lapsed {lapsed:?} ago, so this attempt stopped without saving; renew the lease more often than it lasts (another worker may have taken the run over)"
+    )]
+    LeaseLapsed {
+        /// The thread.
+        thread_id: String,
+        /// How long ago the lease ran out.
+        lapsed: std::time::Duration,
+    },
     /// A saved pending write this graph cannot use: an unknown kind of write, an
     /// update of a channel the state does not have, or a malformed destination. It
     /// is never skipped, so no task's output is silently lost.

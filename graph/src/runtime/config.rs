@@ -62,6 +62,10 @@ pub struct RunConfig {
     pub(crate) extra: serde_json::Map<String, serde_json::Value>,
     /// Set when the run is a subgraph's, inside a task of its parent.
     pub(crate) nested: Option<Nested>,
+    /// How long the run may go on writing (see [`RunConfig::lease`]).
+    pub(crate) lease: Option<super::lease::RunLease>,
+    /// Another attempt of `run_id` (see [`RunConfig::retry`]).
+    pub(crate) retry: bool,
 }
 
 /// Where a subgraph's run keeps its checkpoints: its parent's saver (or none), under
@@ -98,6 +102,8 @@ impl Default for RunConfig {
             run_id: None,
             extra: serde_json::Map::new(),
             nested: None,
+            lease: None,
+            retry: false,
         }
     }
 }
@@ -215,6 +221,32 @@ impl RunConfig {
     #[must_use]
     pub fn lock_timeout(mut self, wait: Duration) -> Self {
         self.lock_timeout = wait;
+        self
+    }
+
+    /// The run holds `lease` (a claim a worker keeps renewing): before each superstep
+    /// and each save it checks the lease, and once it has lapsed the run stops with
+    /// [`CheckpointError::LeaseLapsed`] — it starts no step and saves nothing more. A
+    /// worker that stalls past its lease (a paused process) so cannot write over the
+    /// worker that took the run over. Pair it with [`RunConfig::retry`] on the
+    /// attempt that takes over.
+    ///
+    /// [`CheckpointError::LeaseLapsed`]: crate::checkpoint::CheckpointError::LeaseLapsed
+    #[must_use]
+    pub fn lease(mut self, lease: super::lease::RunLease) -> Self {
+        self.lease = Some(lease);
+        self
+    }
+
+    /// This run is another attempt of the run named by [`RunConfig::run_id`] (its
+    /// worker died or lost its lease). If the thread's latest checkpoint was written
+    /// by that run id, the run continues from it instead of applying its input (or
+    /// command, or starting from `checkpoint`) again; otherwise it runs as asked.
+    /// Decided under the thread's lock, so a previous attempt still writing has
+    /// finished first: no step that attempt saved runs twice.
+    #[must_use]
+    pub fn retry(mut self) -> Self {
+        self.retry = true;
         self
     }
 

@@ -12,6 +12,7 @@ mod error;
 mod events;
 mod frontier;
 mod input;
+mod lease;
 mod nested;
 mod persist;
 mod restore;
@@ -26,6 +27,7 @@ mod writer;
 
 pub use config::{Durability, RunConfig, RunInput, RunOutput};
 pub use error::{ContinueReason, NodePanic, RunError};
+pub use lease::RunLease;
 pub(crate) use nested::{ChildEnd, run_child};
 pub use snapshot::{StateSnapshot, SubgraphState, TaskSnapshot};
 pub use update::UpdateAs;

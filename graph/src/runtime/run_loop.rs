@@ -55,6 +55,9 @@ pub(crate) struct Loop<'g, S: GraphState> {
     /// The first step of a run that continues a paused thread does not stop again at
     /// the `interrupt_before` breakpoint it paused on.
     pub(super) resuming: bool,
+    /// A retried run found its own latest checkpoint: it continues from there
+    /// instead of applying its input again.
+    pub(super) retried: bool,
 }
 
 /// A run's own breakpoints must name nodes of its graph (as the compiled ones must):
@@ -133,19 +136,34 @@ impl<'g, S: GraphState> Loop<'g, S> {
             Some(_) => None,
             None => Some(saver.lock_thread(thread, config.lock_timeout).await?),
         };
-        let at = persist::config_in(thread, ns, config.checkpoint_id.clone());
-        let tuple = saver.get_tuple(&at).await?;
+        let (tuple, at_checkpoint) = match lp.own_latest(saver.as_ref(), thread).await? {
+            Some(own) => {
+                lp.retried = true;
+                (Some(own), None)
+            }
+            None => {
+                let at = persist::config_in(thread, ns, config.checkpoint_id.clone());
+                (saver.get_tuple(&at).await?, config.checkpoint_id.as_ref())
+            }
+        };
         // Under the lock: a racing starter that got here first has saved by now.
         if config.new_thread_only && tuple.is_some() {
             return Err(RunError::ThreadExists {
                 thread: thread.to_string(),
             });
         }
-        lp.attach(saver.clone(), thread, ns);
+        let saver = match (&config.lease, &config.nested) {
+            (Some(lease), None) => Arc::new(super::lease::LeasedSaver {
+                inner: saver.clone(),
+                lease: lease.clone(),
+            }),
+            _ => saver.clone(),
+        };
+        lp.attach(saver, thread, ns);
         if let Some(p) = &mut lp.persist {
             p.lock = lock.map(Arc::new);
         }
-        match (tuple, &config.checkpoint_id) {
+        match (tuple, at_checkpoint) {
             (Some(t), at) => {
                 lp.load(&t, at.is_some()).await?;
                 if at.is_some() && fork {
@@ -161,6 +179,24 @@ impl<'g, S: GraphState> Loop<'g, S> {
             (None, None) => {}
         }
         Ok(lp)
+    }
+
+    /// For a retried run (see [`RunConfig::retry`]): the thread's latest checkpoint
+    /// when this run's id wrote it.
+    async fn own_latest(
+        &self,
+        saver: &dyn CheckpointSaver,
+        thread: &str,
+    ) -> Result<Option<CheckpointTuple>, RunError> {
+        let (true, None, Some(run_id)) =
+            (self.config.retry, &self.config.nested, &self.config.run_id)
+        else {
+            return Ok(None);
+        };
+        let latest = saver
+            .get_tuple(&persist::config_in(thread, "", None))
+            .await?;
+        Ok(latest.filter(|t| t.metadata.run_id.as_deref() == Some(run_id.as_str())))
     }
 
     /// The loop a run continuing from `tuple` would start with (for `get_state`).
@@ -202,6 +238,7 @@ impl<'g, S: GraphState> Loop<'g, S> {
             input_applied: false,
             emitter: None,
             resuming: false,
+            retried: false,
         }
     }
 
@@ -236,6 +273,11 @@ impl<'g, S: GraphState> Loop<'g, S> {
     }
 
     pub(super) async fn run(&mut self, input: RunInput<S>) -> Result<RunOutput<S>, RunError> {
+        let input = if self.retried {
+            RunInput::Continue
+        } else {
+            input
+        };
         match input {
             RunInput::Update(update) => self.apply_input(update).await?,
             RunInput::Continue => {
@@ -275,6 +317,9 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 return Err(RunError::RecursionLimit {
                     limit: self.config.recursion_limit,
                 });
+            }
+            if let (Some(lease), Some(p)) = (&self.config.lease, &self.persist) {
+                lease.check(&p.thread)?;
             }
             let span = tracing::debug_span!("superstep", step = self.step, tasks = tasks.len());
             let result = self.superstep(&tasks).instrument(span).await;

@@ -221,6 +221,31 @@ pub struct EventRow {
     pub data: Value,
 }
 
+/// A worker's hold on a run: the fencing token every lease renewal, hand-back and
+/// finish carries. Each claim of a run numbers a new attempt, so a worker that stalled
+/// past its lease (and whose run another worker claimed since) is refused in the
+/// same statement, even under the same worker id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Claim {
+    /// The run.
+    pub(crate) run_id: String,
+    /// The worker holding it.
+    pub(crate) worker: String,
+    /// Which claim of the run this is (from 1).
+    pub(crate) attempt: i32,
+}
+
+impl Claim {
+    /// The claim `worker` made when it was handed `run`.
+    pub(crate) fn of(run: &RunRow, worker: &str) -> Self {
+        Self {
+            run_id: run.run_id.clone(),
+            worker: worker.to_string(),
+            attempt: run.attempt,
+        }
+    }
+}
+
 /// What a run's worker learns when it renews its lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Lease {
@@ -321,22 +346,18 @@ pub(crate) trait Queue: Send + Sync + 'static {
     /// under `worker` until now + `lease`.
     fn claim_run(&self, worker: String, lease: Duration)
     -> BoxFuture<'_, DbResult<Option<RunRow>>>;
-    /// Extends the lease of a run `worker` holds.
-    fn renew_lease(
-        &self,
-        run_id: String,
-        worker: String,
-        lease: Duration,
-    ) -> BoxFuture<'_, DbResult<Lease>>;
+    /// Extends the lease of a run while `claim` still holds it.
+    fn renew_lease(&self, claim: Claim, lease: Duration) -> BoxFuture<'_, DbResult<Lease>>;
     /// Hands a run back to the queue (graceful shutdown): pending again, no lease.
-    fn release_run(&self, run_id: String, worker: String) -> BoxFuture<'_, DbResult<()>>;
-    /// Ends a run `worker` holds and sets its thread's status and values.
-    fn finish_run(
-        &self,
-        run_id: String,
-        worker: String,
-        finish: Finish,
-    ) -> BoxFuture<'_, DbResult<bool>>;
+    fn release_run(&self, claim: Claim) -> BoxFuture<'_, DbResult<()>>;
+    /// Ends a run `claim` still holds and sets its thread's status and values;
+    /// `false` when it no longer holds it.
+    fn finish_run(&self, claim: Claim, finish: Finish) -> BoxFuture<'_, DbResult<bool>>;
+    /// At start-up: hands back at once the runs that workers named `{prefix}/…` held
+    /// when their process died (this process reuses their names), and, where no other
+    /// process can share the database (SQLite), every run left running. Returns how
+    /// many.
+    fn requeue_own(&self, prefix: String) -> BoxFuture<'_, DbResult<u64>>;
 
     /// Appends events to a run's stream; returns the last sequence number.
     fn append_events(

@@ -143,7 +143,8 @@ async fn prepare_run(
         interrupt_after: node_list(req.interrupt_after.as_ref(), &nodes, "interrupt_after")?,
         modes,
         metadata: Map::new(),
-        continue_saved: false,
+        retry: false,
+        lease: None,
     };
     graph.check(&request)?;
     if let Some(id) = &request.checkpoint_id {

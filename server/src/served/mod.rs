@@ -6,12 +6,10 @@
 mod chat;
 mod state;
 
-use std::sync::Arc;
-
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use stategraph::builder::Endpoint;
-use stategraph::checkpoint::{CheckpointSaver, ListOptions};
+use stategraph::checkpoint::ListOptions;
 use stategraph::state::{InputError, update_from_json};
 use stategraph::{
     BoxFuture, Command, CompiledGraph, Goto, GraphShape, GraphState, RunConfig, RunError, RunInput,
@@ -52,12 +50,13 @@ pub(crate) struct RunRequest {
     pub(crate) interrupt_after: Vec<String>,
     pub(crate) modes: Modes,
     pub(crate) metadata: Map<String, Value>,
-    /// The run already saved a checkpoint (a worker died): continue from it.
-    pub(crate) continue_saved: bool,
+    /// Another attempt of the run (a worker died or stalled): it continues from the
+    /// checkpoint its earlier attempt saved last, if any (decided under the thread's
+    /// lock).
+    pub(crate) retry: bool,
+    /// The worker's lease on the run: once lapsed, the run saves nothing more.
+    pub(crate) lease: Option<stategraph::RunLease>,
 }
-
-/// A thread's latest checkpoint: its id, and the run that wrote it.
-pub(crate) type Head = (String, Option<String>);
 
 /// How a run ended.
 #[derive(Debug)]
@@ -117,8 +116,6 @@ pub(crate) trait Served: Send + Sync + 'static {
         &'a self,
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<(Value, Value)>, ApiError>>;
-    /// The id of the thread's latest checkpoint and the run that wrote it.
-    fn head<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<Option<Head>, ApiError>>;
     /// Makes checkpoint `checkpoint_id` the thread's latest again (a rollback).
     fn restore<'a>(
         &'a self,
@@ -131,7 +128,6 @@ pub(crate) trait Served: Send + Sync + 'static {
 pub(crate) struct Entry<S: GraphState> {
     pub(crate) name: String,
     pub(crate) graph: CompiledGraph<S>,
-    pub(crate) saver: Arc<dyn CheckpointSaver>,
     pub(crate) schema: Value,
 }
 
@@ -218,9 +214,6 @@ impl<S: GraphState> Entry<S> {
     }
 
     fn input(&self, req: &RunRequest) -> Result<RunInput<S>, ApiError> {
-        if req.continue_saved {
-            return Ok(RunInput::Continue);
-        }
         if let Some(command) = &req.command {
             let mut c: Command<S> = match &command.resume {
                 // Answers by interrupt id: `{"<24 hex digits>": answer, ..}`.
@@ -260,10 +253,14 @@ impl<S: GraphState> Entry<S> {
             .metadata(req.metadata.clone())
             .interrupt_before_names(req.interrupt_before.clone())
             .interrupt_after_names(req.interrupt_after.clone());
-        if let Some(id) = &req.checkpoint_id
-            && !req.continue_saved
-        {
+        if let Some(id) = &req.checkpoint_id {
             config = config.checkpoint(id.clone());
+        }
+        if let Some(lease) = &req.lease {
+            config = config.lease(lease.clone());
+        }
+        if req.retry {
+            config = config.retry();
         }
         config
     }
@@ -455,18 +452,6 @@ impl<S: GraphState> Served for Entry<S> {
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<(Value, Value)>, ApiError>> {
         Box::pin(self.latest_inner(thread_id))
-    }
-
-    fn head<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<Option<Head>, ApiError>> {
-        Box::pin(async move {
-            let config = stategraph::checkpoint::CheckpointConfig::thread(thread_id);
-            let tuple = self
-                .saver
-                .get_tuple(&config)
-                .await
-                .map_err(ApiError::internal)?;
-            Ok(tuple.map(|t| (t.checkpoint.id.clone(), t.metadata.run_id.clone())))
-        })
     }
 
     fn restore<'a>(

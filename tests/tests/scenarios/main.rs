@@ -20,6 +20,7 @@ mod interrupt_replay;
 mod interrupt_resume_command;
 mod joins;
 mod langgraph_differences;
+mod leases;
 mod linear_chain;
 mod node_custom_names;
 mod node_error_question_mark;

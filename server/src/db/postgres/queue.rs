@@ -12,7 +12,8 @@ use tokio_postgres::GenericClient;
 use super::threads::{get_thread, has_active_run, insert_thread};
 use super::{EVENTS_LOCK_CLASS, NOW_MS, PgDb, RUN_COLUMNS, millis, pg, run_row};
 use crate::db::{
-    DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow, RunStatus, ThreadStatus,
+    Claim, DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow, RunStatus,
+    ThreadStatus,
 };
 
 /// The run, if stored; with `lock`, its row stays locked until the transaction ends.
@@ -59,16 +60,21 @@ async fn stop_active(c: &impl GenericClient, thread_id: &str, action: &str) -> D
 
 /// The thread of a run `worker` holds, with the thread's row and then the run's
 /// locked; `None` when the worker does not hold it (any more).
-async fn lock_held(c: &impl GenericClient, run_id: &str, worker: &str) -> DbResult<Option<String>> {
-    const HELD: &str =
-        "SELECT thread_id FROM sg_runs WHERE run_id = $1 AND worker = $2 AND status = 'running'";
-    let Some(row) = c.query_opt(HELD, &[&run_id, &worker]).await? else {
+async fn lock_held(
+    c: &impl GenericClient,
+    run_id: &str,
+    worker: &str,
+    attempt: i32,
+) -> DbResult<Option<String>> {
+    const HELD: &str = "SELECT thread_id FROM sg_runs
+         WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND status = 'running'";
+    let Some(row) = c.query_opt(HELD, &[&run_id, &worker, &attempt]).await? else {
         return Ok(None);
     };
     let thread_id: String = row.try_get(0)?;
     get_thread(c, &thread_id, true).await?;
     let still = c
-        .query_opt(&format!("{HELD} FOR UPDATE"), &[&run_id, &worker])
+        .query_opt(&format!("{HELD} FOR UPDATE"), &[&run_id, &worker, &attempt])
         .await?;
     Ok(still.map(|_| thread_id))
 }
@@ -297,20 +303,15 @@ impl Queue for PgDb {
         })
     }
 
-    fn renew_lease(
-        &self,
-        run_id: String,
-        worker: String,
-        lease: Duration,
-    ) -> BoxFuture<'_, DbResult<Lease>> {
+    fn renew_lease(&self, claim: Claim, lease: Duration) -> BoxFuture<'_, DbResult<Lease>> {
         Box::pin(async move {
             let client = self.client().await?;
             let row = client
                 .query_opt(
-                    "UPDATE sg_runs SET lease_until = now() + $3 * interval '1 millisecond'
-                     WHERE run_id = $1 AND worker = $2 AND status = 'running'
+                    "UPDATE sg_runs SET lease_until = now() + $4 * interval '1 millisecond'
+                     WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND status = 'running'
                      RETURNING cancel",
-                    &[&run_id, &worker, &millis(lease)],
+                    &[&claim.run_id, &claim.worker, &claim.attempt, &millis(lease)],
                 )
                 .await?;
             Ok(match row {
@@ -322,30 +323,45 @@ impl Queue for PgDb {
         })
     }
 
-    fn release_run(&self, run_id: String, worker: String) -> BoxFuture<'_, DbResult<()>> {
+    fn release_run(&self, claim: Claim) -> BoxFuture<'_, DbResult<()>> {
         Box::pin(async move {
             let client = self.client().await?;
             client
                 .execute(
                     "UPDATE sg_runs SET status = 'pending', worker = NULL, lease_until = NULL
-                     WHERE run_id = $1 AND worker = $2 AND status = 'running'",
-                    &[&run_id, &worker],
+                     WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND status = 'running'",
+                    &[&claim.run_id, &claim.worker, &claim.attempt],
                 )
                 .await?;
             Ok(())
         })
     }
 
-    fn finish_run(
-        &self,
-        run_id: String,
-        worker: String,
-        finish: Finish,
-    ) -> BoxFuture<'_, DbResult<bool>> {
+    fn requeue_own(&self, prefix: String) -> BoxFuture<'_, DbResult<u64>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let names = format!("{prefix}/");
+            let n = client
+                .execute(
+                    "UPDATE sg_runs SET status = 'pending', worker = NULL, lease_until = NULL
+                     WHERE status = 'running' AND starts_with(worker, $1)",
+                    &[&names],
+                )
+                .await?;
+            Ok(n)
+        })
+    }
+
+    fn finish_run(&self, claim: Claim, finish: Finish) -> BoxFuture<'_, DbResult<bool>> {
+        let Claim {
+            run_id,
+            worker,
+            attempt,
+        } = claim;
         Box::pin(async move {
             let mut client = self.client().await?;
             let tx = client.transaction().await?;
-            let Some(thread_id) = lock_held(&*tx, &run_id, &worker).await? else {
+            let Some(thread_id) = lock_held(&*tx, &run_id, &worker, attempt).await? else {
                 return Ok(false);
             };
             if finish.delete_run {

@@ -12,8 +12,8 @@ use super::{
     run_row, stop_active,
 };
 use crate::db::{
-    DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow, RunStatus, ThreadStatus,
-    now_ms, parse_json,
+    Claim, DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow, RunStatus,
+    ThreadStatus, now_ms, parse_json,
 };
 
 impl Queue for SqliteDb {
@@ -197,19 +197,16 @@ impl Queue for SqliteDb {
         })
     }
 
-    fn renew_lease(
-        &self,
-        run_id: String,
-        worker: String,
-        lease: Duration,
-    ) -> BoxFuture<'_, DbResult<Lease>> {
+    fn renew_lease(&self, claim: Claim, lease: Duration) -> BoxFuture<'_, DbResult<Lease>> {
         self.call(move |conn| {
-            let until = now_ms().saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
+            let until =
+                now_ms().saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
             let cancel: Option<Option<String>> = conn
                 .query_row(
-                    "UPDATE sg_runs SET lease_until = ?3 WHERE run_id = ?1 AND worker = ?2 AND status = 'running'
+                    "UPDATE sg_runs SET lease_until = ?4
+                     WHERE run_id = ?1 AND worker = ?2 AND attempt = ?3 AND status = 'running'
                      RETURNING cancel",
-                    params![run_id, worker, until],
+                    params![claim.run_id, claim.worker, claim.attempt, until],
                     |row| row.get(0),
                 )
                 .optional()?;
@@ -220,29 +217,42 @@ impl Queue for SqliteDb {
         })
     }
 
-    fn release_run(&self, run_id: String, worker: String) -> BoxFuture<'_, DbResult<()>> {
+    fn release_run(&self, claim: Claim) -> BoxFuture<'_, DbResult<()>> {
         self.call(move |conn| {
             conn.execute(
                 "UPDATE sg_runs SET status = 'pending', worker = NULL, lease_until = NULL
-                 WHERE run_id = ?1 AND worker = ?2 AND status = 'running'",
-                params![run_id, worker],
+                 WHERE run_id = ?1 AND worker = ?2 AND attempt = ?3 AND status = 'running'",
+                params![claim.run_id, claim.worker, claim.attempt],
             )?;
             Ok(())
         })
     }
 
-    fn finish_run(
-        &self,
-        run_id: String,
-        worker: String,
-        finish: Finish,
-    ) -> BoxFuture<'_, DbResult<bool>> {
+    fn requeue_own(&self, _prefix: String) -> BoxFuture<'_, DbResult<u64>> {
+        // One process per database file: a run left running is a dead process's.
+        self.call(move |conn| {
+            let n = conn.execute(
+                "UPDATE sg_runs SET status = 'pending', worker = NULL, lease_until = NULL
+                 WHERE status = 'running'",
+                [],
+            )?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+    }
+
+    fn finish_run(&self, claim: Claim, finish: Finish) -> BoxFuture<'_, DbResult<bool>> {
+        let Claim {
+            run_id,
+            worker,
+            attempt,
+        } = claim;
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let thread_id: Option<String> = tx
                 .query_row(
-                    "SELECT thread_id FROM sg_runs WHERE run_id = ?1 AND worker = ?2 AND status = 'running'",
-                    params![run_id, worker],
+                    "SELECT thread_id FROM sg_runs
+                     WHERE run_id = ?1 AND worker = ?2 AND attempt = ?3 AND status = 'running'",
+                    params![run_id, worker, attempt],
                     |row| row.get(0),
                 )
                 .optional()?;
