@@ -1,6 +1,6 @@
 //! The server's HTTP, Studio, SDK and PostgreSQL tests in one test binary. The
-//! PostgreSQL drill keeps its own (`postgres_drill.rs`): it starts itself again as
-//! the drill's server processes.
+//! multi-process drills keep their own (`drills/`): they start their binary again
+//! as the drills' server processes.
 
 #[path = "../common/mod.rs"]
 mod common;
