@@ -447,6 +447,15 @@ async fn roll_back(
     graph: &dyn Served,
     run: &RunRow,
 ) -> Result<(), crate::error::ApiError> {
+    // The stopped run's last saves may still be landing: they hold the thread's lock
+    // until they have, so taking it (and letting go) waits for them. No other run of
+    // the thread starts before this one is finished.
+    let waited = app
+        .saver
+        .lock_thread(&run.thread_id, stategraph::RunConfig::DEFAULT_LOCK_TIMEOUT)
+        .await
+        .map_err(crate::error::ApiError::internal)?;
+    drop(waited);
     let mut filter = Map::new();
     filter.insert("run_id".into(), json!(run.run_id));
     let options = ListOptions {
