@@ -306,17 +306,31 @@ async fn create_stream(
     Body(req): Body<RunCreate>,
 ) -> Result<Response, ApiError> {
     let detach = detach_of(&req, false);
-    let row = create_run(&app, Some(id), req).await?;
-    Ok(located_stream(
-        &row,
-        tail(
+    start_stream(app, Some(id), req, detach).await
+}
+
+/// Creates a run and its stream in a task of their own: a client that goes away
+/// while the run is being created drops this handler, not that task, so the stream
+/// still comes to exist — and, dropped unread, applies `on_disconnect` / deletes
+/// a stateless thread as for any client that went away.
+async fn start_stream(
+    app: Arc<App>,
+    thread_id: Option<String>,
+    req: RunCreate,
+    detach: Detach,
+) -> Result<Response, ApiError> {
+    let started = tokio::spawn(async move {
+        let row = create_run(&app, thread_id, req).await?;
+        let stream = tail(
             app.clone(),
             row.thread_id.clone(),
             row.run_id.clone(),
             0,
             detach,
-        ),
-    ))
+        );
+        Ok::<_, ApiError>(located_stream(&row, stream))
+    });
+    started.await.map_err(ApiError::internal)?
 }
 
 async fn create_wait(
@@ -342,17 +356,7 @@ async fn stateless_stream(
     Body(req): Body<RunCreate>,
 ) -> Result<Response, ApiError> {
     let detach = detach_of(&req, true);
-    let row = create_run(&app, None, req).await?;
-    Ok(located_stream(
-        &row,
-        tail(
-            app.clone(),
-            row.thread_id.clone(),
-            row.run_id.clone(),
-            0,
-            detach,
-        ),
-    ))
+    start_stream(app, None, req, detach).await
 }
 
 async fn stateless_wait(

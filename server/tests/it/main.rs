@@ -7,6 +7,7 @@ mod common;
 #[path = "../pg/mod.rs"]
 mod pg;
 
+mod cancel_drill;
 mod hostile;
 mod http_api;
 mod http_browsers;
