@@ -456,7 +456,7 @@ const TEST_BINARIES: &[(&str, &[&str])] = &[
     ("cli", &["it"]),
     ("examples", &["it"]),
     // The drill starts its own binary again as the drill's server processes.
-    ("server", &["it", "drills"]),
+    ("server", &["drills", "it"]),
     ("studio", &["api"]),
     ("tests", &["savers", "scenarios", "streams"]),
     ("ui-tests", &["ui"]),
