@@ -12,6 +12,7 @@ mod error;
 mod events;
 mod hub;
 mod messages;
+mod rollback;
 mod routes;
 mod served;
 mod wire;

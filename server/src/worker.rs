@@ -13,16 +13,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use stategraph::RunLease;
-use stategraph::checkpoint::ListOptions;
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::app::App;
 use crate::db::{Claim, Finish, Lease, RunRow, RunStatus, ThreadStatus};
 use crate::events::Modes;
 use crate::hub::Notice;
-use crate::served::{CommandRequest, RunEnd, RunRequest, Served};
+use crate::served::{CommandRequest, RunEnd, RunRequest};
 
 /// How long an idle worker waits for a wake-up before looking again anyway.
 const IDLE_POLL: Duration = Duration::from_millis(500);
@@ -213,6 +212,11 @@ async fn execute(
     };
     // A run claimed again (its worker died or stalled) continues from what it saved.
     let request = request_of(&run, held.lease.clone());
+    // What a resume starts from, to roll it back exactly if asked to.
+    let before = match run.attempt {
+        1 => crate::rollback::before(app, &run).await,
+        _ => None,
+    };
     append(
         app,
         &run.run_id,
@@ -339,7 +343,8 @@ async fn execute(
         }
         Err(Stop::Cancel(action)) => {
             let rollback = action == "rollback";
-            if rollback && let Err(e) = roll_back(app, graph.as_ref(), &run).await {
+            if rollback && let Err(e) = crate::rollback::roll_back(app, &run, before.as_ref()).await
+            {
                 tracing::error!(error = %e.detail, "rolling back a run failed");
             }
             let latest = graph.latest(&run.thread_id).await.ok().flatten();
@@ -437,41 +442,5 @@ async fn finish(
             tracing::warn!("a run ended after its lease was lost; another worker holds it")
         }
         Err(e) => tracing::error!(error = %e, "could not store a run's end"),
-    }
-}
-
-/// Undoes what `run` wrote: the thread goes back to the checkpoint before the
-/// run's first one (or, for a thread the run started, to nothing).
-async fn roll_back(
-    app: &App,
-    graph: &dyn Served,
-    run: &RunRow,
-) -> Result<(), crate::error::ApiError> {
-    // The stopped run's last saves may still be landing: they hold the thread's lock
-    // until they have, so taking it (and letting go) waits for them. No other run of
-    // the thread starts before this one is finished.
-    let waited = app
-        .saver
-        .lock_thread(&run.thread_id, stategraph::RunConfig::DEFAULT_LOCK_TIMEOUT)
-        .await
-        .map_err(crate::error::ApiError::internal)?;
-    drop(waited);
-    let mut filter = Map::new();
-    filter.insert("run_id".into(), json!(run.run_id));
-    let options = ListOptions {
-        filter,
-        ..ListOptions::default()
-    };
-    let written = graph.history(&run.thread_id, options).await?;
-    let Some(first) = written.last() else {
-        return Ok(());
-    };
-    match first.get("parent_checkpoint_id").and_then(Value::as_str) {
-        Some(parent) => graph.restore(&run.thread_id, parent).await,
-        None => app
-            .saver
-            .delete_thread(&run.thread_id)
-            .await
-            .map_err(crate::error::ApiError::internal),
     }
 }

@@ -24,6 +24,9 @@ pub const WRITE_RESUME: &str = "__resume__";
 pub const WRITE_REJECTED: &str = "__rejected__";
 /// A task that finished without writing anything, so it is not run again.
 pub const WRITE_DONE: &str = "__done__";
+/// The task-id prefix of a resume command's own writes (its update and `goto`),
+/// saved on the paused checkpoint it resumed as `__command__:{n}`.
+pub const COMMAND_TASK: &str = "__command__";
 
 /// The index of a task's error record. Reserved indices sit above any task's own
 /// writes; savers keep the first write per (task, index), so each kind of record

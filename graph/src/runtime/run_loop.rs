@@ -26,7 +26,7 @@ pub(super) const INPUT_WRITER: &str = "__input__";
 pub(super) const END_WRITER: &str = "__end__";
 
 /// Task id prefix of resume commands saved on a paused checkpoint.
-pub(super) const COMMAND_TASK: &str = "__command__";
+pub(super) use crate::checkpoint::writes::COMMAND_TASK;
 
 pub(crate) struct Loop<'g, S: GraphState> {
     pub(super) g: &'g Graph<S>,

@@ -116,12 +116,6 @@ pub(crate) trait Served: Send + Sync + 'static {
         &'a self,
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<(Value, Value)>, ApiError>>;
-    /// Makes checkpoint `checkpoint_id` the thread's latest again (a rollback).
-    fn restore<'a>(
-        &'a self,
-        thread_id: &'a str,
-        checkpoint_id: &'a str,
-    ) -> BoxFuture<'a, Result<(), ApiError>>;
 }
 
 /// A compiled graph with what the wire needs of its state type.
@@ -452,20 +446,5 @@ impl<S: GraphState> Served for Entry<S> {
         thread_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<(Value, Value)>, ApiError>> {
         Box::pin(self.latest_inner(thread_id))
-    }
-
-    fn restore<'a>(
-        &'a self,
-        thread_id: &'a str,
-        checkpoint_id: &'a str,
-    ) -> BoxFuture<'a, Result<(), ApiError>> {
-        Box::pin(async move {
-            let config = RunConfig::new().thread(thread_id).checkpoint(checkpoint_id);
-            self.graph
-                .update_state(&config, S::Update::default())
-                .await
-                .map_err(run_error)?;
-            Ok(())
-        })
     }
 }

@@ -44,12 +44,14 @@ async fn second(job: &Job, ctx: &NodeContext) -> Result<JobUpdate, NodeError> {
     Ok(step(job, "second").await)
 }
 
+/// Asks, then (answered) takes `delay_ms` like the steps.
 #[node]
-fn question(job: &Job, ctx: &NodeContext) -> Result<JobUpdate, NodeError> {
+async fn question(job: &Job, ctx: &NodeContext) -> Result<JobUpdate, NodeError> {
     if !job.ask {
         return Ok(Job::update());
     }
     let answer: String = ctx.interrupt(json!({ "question": "go on?" }))?;
+    tokio::time::sleep(Duration::from_millis(job.delay_ms)).await;
     Ok(Job::update()
         .answer(Some(answer))
         .log(["answered".to_string()]))
@@ -325,4 +327,65 @@ pub async fn check_double_texting(h: &Harness) {
         "{out}"
     );
     assert_eq!(out["delay_ms"], 1);
+}
+
+/// A resume run rolled back while it works: the thread is back where it was, its
+/// question still pending, its update undone, and the next resume answers it.
+pub async fn check_rollback_of_a_resume(h: &Harness) {
+    let t = h.thread().await;
+    let (status, paused) = h
+        .post(
+            &format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "job", "input": { "delay_ms": 1, "ask": true } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{paused}");
+    // The update makes the answered question take 3 s: rolled back in the middle.
+    let resume = h
+        .background(
+            &t,
+            json!({ "assistant_id": "job",
+                    "command": { "resume": "first answer", "update": { "delay_ms": 3000 } } }),
+        )
+        .await;
+    while h.run(&t, &resume).await.1["status"] == "pending" {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = h
+        .http
+        .post(h.url(&format!(
+            "/threads/{t}/runs/{resume}/cancel?wait=1&action=rollback"
+        )))
+        .send()
+        .await
+        .expect("a response");
+    assert_eq!(r.status(), 204);
+    assert_eq!(
+        h.run(&t, &resume).await.0,
+        404,
+        "a rolled-back run is deleted"
+    );
+    let (_, state) = h.get(&format!("/threads/{t}/state")).await;
+    assert_eq!(state["next"], json!(["question"]), "{state}");
+    assert_eq!(
+        state["tasks"][0]["interrupts"][0]["value"],
+        json!({ "question": "go on?" }),
+        "the question is pending again: {state}"
+    );
+    assert_eq!(
+        state["values"]["delay_ms"], 1,
+        "the resume's update is undone: {state}"
+    );
+    let (_, thread) = h.get(&format!("/threads/{t}")).await;
+    assert_eq!(thread["status"], "interrupted", "{thread}");
+    let (status, out) = h
+        .post(
+            &format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "job", "command": { "resume": "second answer" } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(out["answer"], "second answer", "{out}");
+    assert_eq!(out["log"], json!(["first", "second", "answered"]), "{out}");
 }

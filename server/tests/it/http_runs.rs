@@ -173,6 +173,11 @@ async fn a_cancelled_run_stops_and_frees_its_thread() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_rolled_back_leaves_its_question_pending() {
+    common::check_rollback_of_a_resume(&Harness::start().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_cancelled_the_moment_it_is_claimed_stops_at_once() {
     // A long lease: only the cancel notice, not a heartbeat, can stop the run soon.
     let h = Harness::start_with(|s| s.lease(Duration::from_secs(60))).await;

@@ -79,3 +79,14 @@ async fn double_texting_follows_the_multitask_strategy() {
     h.running.shutdown().await.expect("a clean shutdown");
     pg::drop_schema(&url, &schema).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_rolled_back_leaves_its_question_pending() {
+    let Some(url) = pg::postgres_url("a_resume_rolled_back_leaves_its_question_pending") else {
+        return;
+    };
+    let schema = pg::fresh_schema("sg_srv_rollback");
+    let h = Harness::bind(pg::server(&url, &schema)).await;
+    common::check_rollback_of_a_resume(&h).await;
+    pg::drop_schema(&url, &schema).await;
+}
