@@ -215,17 +215,12 @@ async fn prepare_run(
             create_thread,
             thread_metadata,
         },
-        bind_graph: existing
-            .as_ref()
-            .is_some_and(|t| !t.metadata.contains_key("graph_id")),
     })
 }
 
 /// A checked run request, ready to queue.
 struct Prepared {
     new: NewRun,
-    /// The thread does not name its graph yet.
-    bind_graph: bool,
 }
 
 /// Validates and queues a run on `thread_id` (a new thread for a stateless run).
@@ -240,14 +235,9 @@ async fn create_run(
 
 /// Queues a checked run (counted against its thread's rate limit).
 async fn queue_run(app: &App, prepared: Prepared) -> Result<RunRow, ApiError> {
-    let Prepared { new, bind_graph } = prepared;
-    let thread_id = new.row.thread_id.clone();
-    app.admit_run(&thread_id)?;
-    let thread_metadata = new.thread_metadata.clone();
+    let Prepared { new } = prepared;
+    app.admit_run(&new.row.thread_id)?;
     let row = app.db.insert_run(new).await?;
-    if bind_graph {
-        app.db.patch_thread(thread_id, thread_metadata).await?;
-    }
     app.notify(Notice::Queued).await;
     if row.multitask_strategy == "interrupt" || row.multitask_strategy == "rollback" {
         for other in app

@@ -261,6 +261,13 @@ async fn update_state(
             "thread {id} has no graph yet: start a run on it first, or create it with metadata `graph_id`"
         )));
     };
+    // Bound first: a crash after the write below must not leave checkpoints the
+    // thread cannot name the graph of.
+    if !t.metadata.contains_key("graph_id") {
+        let mut m = Map::new();
+        m.insert("graph_id".into(), json!(graph.name()));
+        app.db.patch_thread(id.clone(), m).await?;
+    }
     let checkpoint =
         crate::wire::checkpoint_id(req.checkpoint_id.as_ref(), req.checkpoint.as_ref());
     let values = req.values.unwrap_or_else(|| json!({}));
@@ -276,11 +283,6 @@ async fn update_state(
         app.db
             .set_thread_values(id.clone(), values, interrupts, status)
             .await?;
-    }
-    if !t.metadata.contains_key("graph_id") {
-        let mut m = Map::new();
-        m.insert("graph_id".into(), json!(graph.name()));
-        app.db.patch_thread(id, m).await?;
     }
     Ok(Json(saved))
 }

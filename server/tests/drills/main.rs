@@ -8,6 +8,9 @@
 //!   their runs and continued — three processes on PostgreSQL, then one process with
 //!   two workers on SQLite. Every step logs when it starts and ends; no run's step
 //!   starts after the run ended, and no step of a run runs on two workers at once.
+//! - `create`: a process killed while 200 thread and run creations are in flight,
+//!   eight times, on PostgreSQL and on SQLite: every thread with a run names its
+//!   graph and shows its run's work through the API.
 //!
 //! This test binary is its own server process: started with `SG_DRILL_CHILD` set,
 //! `main` serves instead of testing (a `harness = false` test), so the drills need no
@@ -15,6 +18,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod create;
 mod kill;
 mod pause;
 #[path = "../pg/mod.rs"]
@@ -120,6 +124,13 @@ fn drill_graph() -> StateGraph<Drill> {
     g
 }
 
+/// One step: what the creation drill's runs do.
+fn quick_graph() -> StateGraph<Drill> {
+    let mut g = StateGraph::<Drill>::new();
+    g.add_node(s1).add_edge(START, s1).add_edge(s1, END);
+    g
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -135,10 +146,20 @@ fn main() {
         ("kill_on_postgres", Which::KillPostgres),
         ("pause_on_postgres", Which::PausePostgres),
         ("pause_on_sqlite", Which::PauseSqlite),
+        ("kill_while_creating_on_postgres", Which::CreatePostgres),
+        ("kill_while_creating_on_sqlite", Which::CreateSqlite),
     ] {
+        // `SG_DRILL_ONLY=pause` runs the drills whose names contain `pause`.
+        if std::env::var("SG_DRILL_ONLY").is_ok_and(|only| !name.contains(&only)) {
+            continue;
+        }
         let started = Instant::now();
         let stats = match (drill, &url) {
             (Which::KillPostgres, Some(url)) => runtime.block_on(kill::drill(url.clone())),
+            (Which::CreatePostgres, Some(url)) => {
+                runtime.block_on(create::drill(Backend::postgres(url, "sg_srv_create")))
+            }
+            (Which::CreateSqlite, _) => runtime.block_on(create::drill(Backend::sqlite())),
             (Which::PausePostgres, Some(url)) => {
                 runtime.block_on(pause::drill(Backend::postgres(url, "sg_srv_pause")))
             }
@@ -161,6 +182,8 @@ enum Which {
     KillPostgres,
     PausePostgres,
     PauseSqlite,
+    CreatePostgres,
+    CreateSqlite,
 }
 
 /// Where the drill's processes keep their runs.
@@ -179,11 +202,12 @@ impl Backend {
     }
 
     fn sqlite() -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "stategraph-drill-{}-{}",
-            std::process::id(),
-            Instant::now().elapsed().as_nanos()
-        ));
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        let dir =
+            std::env::temp_dir().join(format!("stategraph-drill-{}-{at}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a directory for the drill's database");
         Self::Sqlite { dir }
     }
@@ -217,6 +241,7 @@ async fn serve(name: String) {
         .map_or(kill::LEASE, Duration::from_millis);
     let server = Server::new()
         .graph("drill", drill_graph())
+        .graph("quick", quick_graph())
         .lease(lease)
         .workers(WORKERS_PER_PROCESS)
         .worker_id(name);

@@ -14,21 +14,21 @@ const PAUSES_MID_RUN: usize = 10;
 const SEED: u64 = 0x5EED_2026_0057_0900;
 
 /// A run as the database ended it.
-struct Ended {
-    status: String,
+pub(crate) struct Ended {
+    pub(crate) status: String,
     attempt: i32,
     /// Microseconds since the Unix epoch.
     at_us: i64,
 }
 
 /// Reads the runs and who holds running ones straight from the database.
-enum Tables {
+pub(crate) enum Tables {
     Postgres(tokio_postgres::Client),
     Sqlite(std::path::PathBuf),
 }
 
 impl Tables {
-    async fn open(backend: &Backend) -> Self {
+    pub(crate) async fn open(backend: &Backend) -> Self {
         match backend {
             Backend::Postgres { url, schema } => {
                 let (client, connection) =
@@ -48,7 +48,7 @@ impl Tables {
 
     /// How many runs are running under workers whose name starts with `prefix`
     /// (all of them for an empty prefix), and how many are pending or running.
-    async fn active(&self, prefix: &str) -> (i64, i64) {
+    pub(crate) async fn active(&self, prefix: &str) -> (i64, i64) {
         let held = "SELECT count(*) FROM sg_runs WHERE status = 'running' AND worker LIKE ";
         let left = "SELECT count(*) FROM sg_runs WHERE status IN ('pending', 'running')";
         let pattern = format!("{prefix}%");
@@ -74,8 +74,35 @@ impl Tables {
         }
     }
 
+    /// Waits for the sessions of a killed process to end (PostgreSQL), so what it
+    /// held is final.
+    pub(crate) async fn wait_sessions_gone(&self, session: &str) {
+        let Self::Postgres(db) = self else {
+            return;
+        };
+        let gone = Instant::now();
+        loop {
+            let left: i64 = db
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                    &[&session],
+                )
+                .await
+                .expect("a count")
+                .get(0);
+            if left == 0 {
+                return;
+            }
+            assert!(
+                gone.elapsed() < Duration::from_secs(10),
+                "the killed process's sessions linger"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// Every run by (thread, tag).
-    async fn ended(&self) -> HashMap<(String, String), Ended> {
+    pub(crate) async fn ended(&self) -> HashMap<(String, String), Ended> {
         let rows: Vec<(String, String, String, i32, i64)> = match self {
             Self::Postgres(db) => db
                 .query(

@@ -13,7 +13,7 @@ use super::threads::{get_thread, has_active_run, insert_thread};
 use super::{EVENTS_LOCK_CLASS, NOW_MS, PgDb, RUN_COLUMNS, millis, pg, run_row};
 use crate::db::{
     Claim, DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow, RunStatus,
-    ThreadStatus,
+    ThreadStatus, graph_keys,
 };
 
 /// The run, if stored; with `lock`, its row stays locked until the transaction ends.
@@ -128,11 +128,15 @@ impl Queue for PgDb {
                 )
                 .await?;
             let row = run_row(&row)?;
+            // Busy, and — a thread created without one — bound to the run's graph, in
+            // the run's own transaction: no crash leaves a run without its graph.
             tx.execute(
                 &format!(
-                    "UPDATE sg_threads SET status = 'busy', updated_at = {NOW_MS} WHERE thread_id = $1"
+                    "UPDATE sg_threads SET status = 'busy', updated_at = {NOW_MS},
+                         metadata = CASE WHEN metadata ? 'graph_id' THEN metadata ELSE metadata || $2 END
+                     WHERE thread_id = $1"
                 ),
-                &[&r.thread_id],
+                &[&r.thread_id, &Value::Object(graph_keys(&run.thread_metadata))],
             )
             .await?;
             tx.commit().await?;

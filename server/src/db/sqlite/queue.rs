@@ -13,7 +13,7 @@ use super::{
 };
 use crate::db::{
     Claim, DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow, RunStatus,
-    ThreadStatus, now_ms, parse_json,
+    ThreadStatus, graph_keys, now_ms, parse_json,
 };
 
 impl Queue for SqliteDb {
@@ -57,6 +57,17 @@ impl Queue for SqliteDb {
                 "UPDATE sg_threads SET status = 'busy', updated_at = ?2 WHERE thread_id = ?1",
                 params![r.thread_id, now],
             )?;
+            // A thread created without a graph is bound to the run's, in the run's own
+            // transaction: no crash leaves a run without its graph.
+            if let Some(mut t) = get_thread(&tx, &r.thread_id)?
+                && !t.metadata.contains_key("graph_id")
+            {
+                t.metadata.extend(graph_keys(&run.thread_metadata));
+                tx.execute(
+                    "UPDATE sg_threads SET metadata = ?2 WHERE thread_id = ?1",
+                    params![r.thread_id, Value::Object(t.metadata).to_string()],
+                )?;
+            }
             let row = get_run(&tx, &r.run_id)?;
             tx.commit()?;
             row.ok_or_else(|| DbError::Task("an inserted run vanished".into()))
