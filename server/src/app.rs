@@ -53,6 +53,10 @@ pub(crate) struct Limits {
     pub(crate) lease: Duration,
     /// How long a finished run's events are kept for re-attaching clients.
     pub(crate) event_retention: Duration,
+    /// How long a request body may go without a byte arriving.
+    pub(crate) body_read: Duration,
+    /// Connections: how many at once, how long for a request's headers.
+    pub(crate) connections: crate::listen::ConnLimits,
 }
 
 /// The shared state.

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::cors::Cors;
-use axum::serve::ListenerExt;
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::store::Store;
 use stategraph::{CompileOptions, GraphState, StateGraph};
@@ -75,6 +74,11 @@ impl Server {
                 runs_per_thread_per_minute: 600,
                 lease: Duration::from_secs(30),
                 event_retention: Duration::from_secs(3600),
+                body_read: Duration::from_secs(30),
+                connections: crate::listen::ConnLimits {
+                    max_connections: crate::listen::default_max_connections(),
+                    header_read: Duration::from_secs(30),
+                },
             },
             worker_id: None,
         }
@@ -175,6 +179,35 @@ impl Server {
     #[must_use]
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.limits.body_bytes = bytes;
+        self
+    }
+
+    /// How long a client may take to send a request's headers, and how long a
+    /// connection may stay idle between requests (default 30 s); then the connection
+    /// is closed. A client that opens connections and sends half a request holds
+    /// them this long at most.
+    #[must_use]
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.connections.header_read = timeout.max(Duration::from_millis(100));
+        self
+    }
+
+    /// How long a request body may go without a byte arriving (default 30 s); then
+    /// the request is answered 408.
+    #[must_use]
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.body_read = timeout.max(Duration::from_millis(100));
+        self
+    }
+
+    /// Most connections open at once (default: half the process's limit on open
+    /// files, at most 4096). At the cap the server stops accepting until one closes;
+    /// later clients wait in the kernel's listen queue, and the process never runs
+    /// out of file descriptors for its database. Streaming clients hold a
+    /// connection each: raise the file limit (`ulimit -n`) to serve more of them.
+    #[must_use]
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.limits.connections.max_connections = connections.max(1);
         self
     }
 
@@ -363,20 +396,8 @@ impl Server {
         let workers = crate::worker::spawn(app.clone(), worker, jobs, stopped.clone());
         let guard_host = app.api_key.is_none() && local.ip().is_loopback();
         let router = crate::routes::router(app.clone(), guard_host);
-        let mut until = stopped;
-        let http = tokio::spawn(async move {
-            // Small SSE writes go out at once, not after the client's delayed ACK.
-            let listener = listener.tap_io(|tcp| {
-                if let Err(e) = tcp.set_nodelay(true) {
-                    tracing::debug!(error = %e, "could not set TCP_NODELAY");
-                }
-            });
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = until.wait_for(|s| *s).await;
-                })
-                .await
-        });
+        let connections = app.limits.connections;
+        let http = tokio::spawn(crate::listen::serve(listener, router, connections, stopped));
         tracing::info!(%local, "serving");
         Ok(Running {
             addr: local,

@@ -11,6 +11,7 @@ mod db;
 mod error;
 mod events;
 mod hub;
+mod listen;
 mod messages;
 mod rollback;
 mod routes;

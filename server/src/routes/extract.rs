@@ -8,6 +8,18 @@ use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 
+/// Whether reading a body failed because it stopped arriving (the body deadline).
+fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut at = Some(e);
+    while let Some(e) = at {
+        if e.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        at = e.source();
+    }
+    false
+}
+
 /// A JSON body whose errors are API errors: malformed JSON is a 400 saying where,
 /// a body of the wrong shape a 422 naming the field, an oversize body a 413. An
 /// empty body is the type's default.
@@ -24,6 +36,11 @@ impl<T: DeserializeOwned + Default, S: Send + Sync> FromRequest<S> for Body<T> {
                     ApiError::new(
                         StatusCode::PAYLOAD_TOO_LARGE,
                         "the request body is larger than this server accepts",
+                    )
+                } else if timed_out(&e) {
+                    ApiError::new(
+                        StatusCode::REQUEST_TIMEOUT,
+                        "the request body stopped arriving: send it without pausing",
                     )
                 } else {
                     ApiError::bad_request(format!("cannot read the request body: {e}"))

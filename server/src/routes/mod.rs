@@ -53,6 +53,9 @@ pub(crate) fn router(app: Arc<App>, guard_host: bool) -> Router {
         .merge(api)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(limit))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            app.limits.body_read,
+        ))
         .layer(middleware::from_fn(trace))
         .with_state(app.clone());
     let router = if guard_host {

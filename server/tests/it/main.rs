@@ -17,5 +17,6 @@ mod postgres_processes;
 mod postgres_runs;
 mod postgres_tls;
 mod python_sdk;
+mod slow_clients;
 mod studio;
 mod studio_browser;

@@ -1,0 +1,118 @@
+//! Slow and idle clients cannot hold the server: 500 connections that send half a
+//! request do not stop `/ok` or a run from being served and are closed after the
+//! header deadline; at the connection cap new clients wait for a free slot instead
+//! of failing; a body that stops arriving is a 408.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::common::Harness;
+
+/// A connection that sends the start of a request and nothing more.
+async fn half_open(addr: std::net::SocketAddr) -> TcpStream {
+    let mut tcp = TcpStream::connect(addr).await.expect("a connection");
+    tcp.write_all(b"POST /threads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl")
+        .await
+        .expect("half a request");
+    tcp
+}
+
+/// Whether the server closed `tcp` within `within` (an EOF or a reset).
+async fn closed_within(tcp: &mut TcpStream, within: Duration) -> bool {
+    let mut buf = [0u8; 512];
+    loop {
+        match tokio::time::timeout(within, tcp.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0) | Err(_)) => return true,
+            // A 408 or 400 written before closing: read on to the end.
+            Ok(Ok(_)) => continue,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_hundred_half_open_connections_do_not_stop_the_server() {
+    let h = Harness::start_with(|s| s.header_timeout(Duration::from_secs(2))).await;
+    let addr = h.running.local_addr();
+    let mut idle = Vec::new();
+    for _ in 0..500 {
+        idle.push(half_open(addr).await);
+    }
+    let asked = Instant::now();
+    let (status, ok) = h.get("/ok").await;
+    assert_eq!(status, 200, "{ok}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(1),
+        "/ok took {:?} beside 500 half-open connections",
+        asked.elapsed()
+    );
+    let t = h.thread().await;
+    let (status, out) = h
+        .post(
+            &format!("/threads/{t}/runs/wait"),
+            json!({ "assistant_id": "job", "input": { "delay_ms": 1 } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(out["log"], json!(["first", "second"]), "{out}");
+    // Past the header deadline, the server lets go of every one of them.
+    for (i, tcp) in idle.iter_mut().enumerate() {
+        assert!(
+            closed_within(tcp, Duration::from_secs(10)).await,
+            "half-open connection {i} is still open long after the header deadline"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_connection_cap_a_new_client_waits_for_a_free_slot() {
+    let h = Harness::start_with(|s| {
+        s.max_connections(8)
+            .header_timeout(Duration::from_millis(1500))
+    })
+    .await;
+    let addr = h.running.local_addr();
+    let mut idle = Vec::new();
+    for _ in 0..8 {
+        idle.push(TcpStream::connect(addr).await.expect("a connection"));
+    }
+    // Every slot is held: the request waits in the listen queue until the idle
+    // connections are closed, then it is served.
+    let asked = Instant::now();
+    let (status, _) = h.get("/ok").await;
+    assert_eq!(status, 200);
+    let waited = asked.elapsed();
+    assert!(
+        waited >= Duration::from_millis(500),
+        "served after {waited:?}: the cap of 8 connections did not hold"
+    );
+    assert!(
+        waited < Duration::from_secs(10),
+        "served only after {waited:?}"
+    );
+    for tcp in &mut idle {
+        assert!(closed_within(tcp, Duration::from_secs(5)).await);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_stops_arriving_is_a_408() {
+    let h = Harness::start_with(|s| s.body_timeout(Duration::from_millis(500))).await;
+    let mut tcp = TcpStream::connect(h.running.local_addr())
+        .await
+        .expect("a connection");
+    tcp.write_all(
+        b"POST /threads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"meta",
+    )
+    .await
+    .expect("headers and the start of a body");
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut answer)).await;
+    assert!(read.is_ok(), "no answer to a stalled body");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("stopped arriving"), "{answer}");
+}
