@@ -14,11 +14,37 @@
 //!   -d '{"assistant_id": "research", "input": {"topic": "Rust at work"}, "stream_mode": ["updates", "custom"]}'
 //! ```
 
+use std::process::ExitCode;
+
 use stategraph_examples::research;
 use stategraph_server::Server;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> ExitCode {
+    // Requests that fail are logged (`RUST_LOG=debug` shows every request).
+    tracing_subscriber::fmt()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    match serve().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // The error and what caused it, as sentences.
+            eprintln!("error: {e}");
+            let mut cause = e.source();
+            while let Some(c) = cause {
+                eprintln!("  caused by: {c}");
+                cause = c.source();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let mut addr = "127.0.0.1:2024".to_string();
     let mut db = "stategraph-server.sqlite".to_string();
     let mut args = std::env::args().skip(1);
@@ -43,10 +69,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .bind(&addr)
         .await?;
     println!(
-        "serving graph `research` on http://{} (runs in {db}); Ctrl-C stops",
+        "serving graph `research` on http://{} (runs in {db}); Ctrl-C or SIGTERM stops",
         running.local_addr()
     );
-    tokio::signal::ctrl_c().await?;
-    running.shutdown().await?;
+    // Stops taking requests, lets open ones finish and hands held runs back.
+    running.shutdown_on_signal().await?;
     Ok(())
 }

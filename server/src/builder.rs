@@ -413,9 +413,7 @@ impl Server {
     /// # Errors
     /// As [`Server::bind`], and [`ServerError::Serve`] when the HTTP server fails.
     pub async fn serve(self, addr: &str) -> Result<(), ServerError> {
-        let running = self.bind(addr).await?;
-        shutdown_signal().await;
-        running.shutdown().await
+        self.bind(addr).await?.shutdown_on_signal().await
     }
 }
 
@@ -454,6 +452,17 @@ impl Running {
     /// The address it listens on (with the port chosen for `:0`).
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Waits for Ctrl-C or SIGTERM (what `docker stop`, systemd and Kubernetes
+    /// send), then [`Running::shutdown`]s.
+    ///
+    /// # Errors
+    /// As [`Running::shutdown`].
+    pub async fn shutdown_on_signal(self) -> Result<(), ServerError> {
+        shutdown_signal().await;
+        tracing::info!("stopping: finishing open requests, handing back held runs");
+        self.shutdown().await
     }
 
     /// Stops taking requests, lets open ones finish, and hands the runs its workers

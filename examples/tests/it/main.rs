@@ -5,3 +5,4 @@ mod agent_memory;
 mod demo_hardening;
 mod demo_restart;
 mod research_verdicts;
+mod server_process;

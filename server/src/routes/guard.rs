@@ -18,7 +18,16 @@ pub(super) async fn trace(req: Request, next: Next) -> Response {
     let _enter = span.enter();
     drop(_enter);
     let response = tracing::Instrument::instrument(next.run(req), span.clone()).await;
-    span.in_scope(|| tracing::debug!(status = response.status().as_u16(), "answered"));
+    let status = response.status();
+    span.in_scope(|| {
+        if status.is_server_error() {
+            tracing::error!(status = status.as_u16(), "failed");
+        } else if status.is_client_error() {
+            tracing::info!(status = status.as_u16(), "refused");
+        } else {
+            tracing::debug!(status = status.as_u16(), "answered");
+        }
+    });
     response
 }
 
