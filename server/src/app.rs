@@ -1,9 +1,9 @@
 //! What every request handler and worker shares: the graphs, the tables, the
 //! saver and store, the wake-ups and the limits.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use stategraph::checkpoint::CheckpointSaver;
@@ -57,6 +57,8 @@ pub(crate) struct Limits {
     pub(crate) body_read: Duration,
     /// Connections: how many at once, how long for a request's headers.
     pub(crate) connections: crate::listen::ConnLimits,
+    /// Most requests one client (API key, else address) may send per minute.
+    pub(crate) requests_per_client_per_minute: Option<u32>,
 }
 
 /// The shared state.
@@ -75,7 +77,9 @@ pub(crate) struct App {
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) limits: Limits,
     /// Run creations per thread in the current minute.
-    pub(crate) rate: Mutex<HashMap<String, (Instant, u32)>>,
+    pub(crate) runs_per_thread: crate::rate::Windows,
+    /// Requests per client in the current minute (when limited).
+    pub(crate) requests_per_client: crate::rate::Windows,
     /// Turns true when the server shuts down: open streams and waits end then.
     pub(crate) stopping: tokio::sync::watch::Receiver<bool>,
 }
@@ -106,26 +110,13 @@ impl App {
     /// Counts a run creation on `thread_id`; a 429 past the per-minute limit.
     pub(crate) fn admit_run(&self, thread_id: &str) -> Result<(), ApiError> {
         let limit = self.limits.runs_per_thread_per_minute;
-        let Ok(mut rate) = self.rate.lock() else {
-            return Ok(());
-        };
-        let now = Instant::now();
-        if rate.len() > 10_000 {
-            rate.retain(|_, (start, _)| now.duration_since(*start) < Duration::from_secs(60));
-        }
-        let entry = rate.entry(thread_id.to_string()).or_insert((now, 0));
-        if now.duration_since(entry.0) >= Duration::from_secs(60) {
-            *entry = (now, 0);
-        }
-        if entry.1 >= limit {
-            return Err(ApiError::new(
-                axum::http::StatusCode::TOO_MANY_REQUESTS,
+        self.runs_per_thread.admit(thread_id, limit).map_err(|wait| {
+            ApiError::too_many(
                 format!(
                     "thread {thread_id} had {limit} runs created in the last minute, the limit: try again later"
                 ),
-            ));
-        }
-        entry.1 += 1;
-        Ok(())
+                wait,
+            )
+        })
     }
 }

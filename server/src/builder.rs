@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cors::Cors;
@@ -79,6 +79,7 @@ impl Server {
                     max_connections: crate::listen::default_max_connections(),
                     header_read: Duration::from_secs(30),
                 },
+                requests_per_client_per_minute: None,
             },
             worker_id: None,
         }
@@ -208,6 +209,16 @@ impl Server {
     #[must_use]
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.limits.connections.max_connections = connections.max(1);
+        self
+    }
+
+    /// How many requests one client may send per minute, per process (default: no
+    /// limit); more are answered 429 with `Retry-After`. A client is the IP address
+    /// its connections come from (behind a proxy, limit at the proxy instead). `/ok`
+    /// is never limited.
+    #[must_use]
+    pub fn requests_per_client_per_minute(mut self, limit: u32) -> Self {
+        self.limits.requests_per_client_per_minute = Some(limit.max(1));
         self
     }
 
@@ -368,7 +379,8 @@ impl Server {
             text_plain_origins: self.text_plain_origins,
             allowed_hosts: self.allowed_hosts,
             limits: self.limits,
-            rate: Mutex::new(Default::default()),
+            runs_per_thread: Default::default(),
+            requests_per_client: Default::default(),
             stopping,
         };
         Ok((Arc::new(app), self.jobs, worker, stop))

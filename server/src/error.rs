@@ -17,6 +17,8 @@ pub struct ApiError {
     pub detail: String,
     /// For invalid input: `(path, message)` per problem (`$.field`).
     pub errors: Vec<(String, String)>,
+    /// For a 429: seconds to wait before trying again.
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -26,6 +28,7 @@ impl ApiError {
             status,
             detail: detail.into(),
             errors: Vec::new(),
+            retry_after: None,
         }
     }
 
@@ -41,6 +44,7 @@ impl ApiError {
             status: StatusCode::UNPROCESSABLE_ENTITY,
             detail: format!("invalid input at {path}: {message}"),
             errors: vec![(path, message)],
+            retry_after: None,
         }
     }
 
@@ -52,6 +56,13 @@ impl ApiError {
     /// 400: a request that cannot be served as asked.
     pub fn bad_request(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, detail)
+    }
+
+    /// 429: too many requests; try again after `wait` (sent as `Retry-After`).
+    pub fn too_many(detail: impl Into<String>, wait: std::time::Duration) -> Self {
+        let mut e = Self::new(StatusCode::TOO_MANY_REQUESTS, detail);
+        e.retry_after = Some(wait.as_secs().max(1));
+        e
     }
 
     /// 500: the server failed (storage, a task); logged, and reported without internals
@@ -72,7 +83,13 @@ impl IntoResponse for ApiError {
                 .map(|(path, message)| json!({ "path": path, "message": message }))
                 .collect();
         }
-        (self.status, axum::Json(body)).into_response()
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(secs) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, secs.into());
+        }
+        response
     }
 }
 

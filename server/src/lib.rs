@@ -13,6 +13,7 @@ mod events;
 mod hub;
 mod listen;
 mod messages;
+mod rate;
 mod rollback;
 mod routes;
 mod served;

@@ -31,6 +31,37 @@ pub(super) async fn trace(req: Request, next: Next) -> Response {
     response
 }
 
+/// With a per-client limit, a client (its IP address) past its requests for the
+/// minute gets a 429 with `Retry-After`; `/ok` is never limited.
+pub(super) async fn limit_clients(
+    State(app): State<Arc<App>>,
+    req: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let Some(limit) = app.limits.requests_per_client_per_minute else {
+        return Ok(next.run(req).await);
+    };
+    if req.uri().path() == "/ok" {
+        return Ok(next.run(req).await);
+    }
+    // The address the connection came from: a header naming a client could be
+    // changed on every request.
+    let key = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip().to_string())
+        .unwrap_or_default();
+    if let Err(wait) = app.requests_per_client.admit(&key, limit) {
+        return Err(ApiError::too_many(
+            format!(
+                "this client sent {limit} requests in the last minute, the limit: try again later"
+            ),
+            wait,
+        ));
+    }
+    Ok(next.run(req).await)
+}
+
 /// With an API key configured, every route but `/ok` needs it: `x-api-key: KEY` or
 /// `Authorization: Bearer KEY`. Missing is a 401, wrong a 403.
 pub(super) async fn authorize(

@@ -21,7 +21,7 @@ use crate::app::App;
 use crate::error::ApiError;
 
 pub(crate) use extract::{Body, Params, flag, page};
-use guard::{authorize, json_bodies, local_host_only, no_nul_in_path, trace};
+use guard::{authorize, json_bodies, limit_clients, local_host_only, no_nul_in_path, trace};
 
 /// Every route, with the API-key check, the body limit and a span per request. The
 /// Studio's page and files (no data) are outside the check; its JSON API, with
@@ -56,6 +56,7 @@ pub(crate) fn router(app: Arc<App>, guard_host: bool) -> Router {
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             app.limits.body_read,
         ))
+        .layer(middleware::from_fn_with_state(app.clone(), limit_clients))
         .layer(middleware::from_fn(trace))
         .with_state(app.clone());
     let router = if guard_host {

@@ -116,3 +116,46 @@ async fn a_body_that_stops_arriving_is_a_408() {
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("stopped arriving"), "{answer}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_past_its_requests_per_minute_gets_a_429_and_others_do_not() {
+    let h = Harness::start_with(|s| s.requests_per_client_per_minute(5)).await;
+    for i in 0..5 {
+        let (status, body) = h.get("/threads/none").await;
+        assert_eq!(status, 404, "request {i}: {body}");
+    }
+    let r = h
+        .http
+        .get(h.url("/threads/none"))
+        .send()
+        .await
+        .expect("a response");
+    assert_eq!(r.status(), 429);
+    let wait: u64 = r
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After in seconds");
+    assert!((1..=60).contains(&wait), "{wait}");
+    let (_, body) = crate::common::read(r).await;
+    assert!(
+        body["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("5 requests")),
+        "{body}"
+    );
+    // The health check is never limited; another address has its own count.
+    let (status, _) = h.get("/ok").await;
+    assert_eq!(status, 200);
+    let other = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .build()
+        .expect("a client on another loopback address");
+    let r = other
+        .get(h.url("/threads/none"))
+        .send()
+        .await
+        .expect("a response");
+    assert_eq!(r.status(), 404);
+}
