@@ -118,6 +118,7 @@ pub enum DebugKind {
         deserialize = "S: DeserializeOwned, S::Update: DeserializeOwned"
     )
 )]
+#[non_exhaustive]
 pub enum StreamEvent<S: GraphState> {
     /// `VALUES`: the state after the input (`step` -1 on a fresh thread) or a step.
     Values {

@@ -214,6 +214,10 @@ fn render<S: GraphState>(
         }
         // These graphs have no subgraphs (see `subgraph_stream.rs`).
         StreamEvent::Subgraph { ns, event } => format!("subgraph {ns} {event}"),
+        other => panic!(
+            "a new kind of stream event ({:?}): give it a line here",
+            other.mode()
+        ),
     }
 }
 
