@@ -105,7 +105,11 @@ pub(crate) async fn drill(backend: Backend) -> String {
         assert_eq!(run.status, "success", "the run of {t}");
     }
     let base = proc.base.clone();
-    futures::stream::iter(with_runs.iter().map(|t| check_thread(&http, &base, t)))
+    let checks: Vec<_> = with_runs
+        .iter()
+        .map(|t| check_thread(http.clone(), base.clone(), (*t).clone()))
+        .collect();
+    futures::stream::iter(checks)
         .buffer_unordered(16)
         .collect::<Vec<()>>()
         .await;
@@ -125,7 +129,7 @@ pub(crate) async fn drill(backend: Backend) -> String {
 
 /// Thread `t`, which got a run: its state and history show the run's work, and it
 /// names its graph.
-async fn check_thread(http: &reqwest::Client, base: &str, t: &str) {
+async fn check_thread(http: reqwest::Client, base: String, t: String) {
     let state = http
         .get(format!("{base}/threads/{t}/state"))
         .send()
@@ -139,7 +143,7 @@ async fn check_thread(http: &reqwest::Client, base: &str, t: &str) {
         "thread {t}: its run's step, read through the API"
     );
     let (status, history) = common::post(
-        http,
+        &http,
         &format!("{base}/threads/{t}/history"),
         json!({ "limit": 100 }),
     )

@@ -142,6 +142,9 @@ fn main() {
         return;
     }
     let url = pg::postgres_url("drills");
+    // The drills run at once (each on its own schema or file, with its own server
+    // processes): they spend most of their time waiting on leases and pauses.
+    let mut running = Vec::new();
     for (name, drill) in [
         ("kill_on_postgres", Which::KillPostgres),
         ("pause_on_postgres", Which::PausePostgres),
@@ -153,27 +156,41 @@ fn main() {
         if std::env::var("SG_DRILL_ONLY").is_ok_and(|only| !name.contains(&only)) {
             continue;
         }
-        let started = Instant::now();
-        let stats = match (drill, &url) {
-            (Which::KillPostgres, Some(url)) => runtime.block_on(kill::drill(url.clone())),
+        let drill: std::pin::Pin<Box<dyn Future<Output = String> + Send>> = match (drill, &url) {
+            (Which::KillPostgres, Some(url)) => Box::pin(kill::drill(url.clone())),
             (Which::CreatePostgres, Some(url)) => {
-                runtime.block_on(create::drill(Backend::postgres(url, "sg_srv_create")))
+                Box::pin(create::drill(Backend::postgres(url, "sg_srv_create")))
             }
-            (Which::CreateSqlite, _) => runtime.block_on(create::drill(Backend::sqlite())),
+            (Which::CreateSqlite, _) => Box::pin(create::drill(Backend::sqlite())),
             (Which::PausePostgres, Some(url)) => {
-                runtime.block_on(pause::drill(Backend::postgres(url, "sg_srv_pause")))
+                Box::pin(pause::drill(Backend::postgres(url, "sg_srv_pause")))
             }
-            (Which::PauseSqlite, _) => runtime.block_on(pause::drill(Backend::sqlite())),
+            (Which::PauseSqlite, _) => Box::pin(pause::drill(Backend::sqlite())),
             (_, None) => {
                 println!("test {name} ... skipped");
                 continue;
             }
         };
-        println!(
-            "test {name} ... ok ({stats}, {:.1} s)",
-            started.elapsed().as_secs_f64()
-        );
+        let started = Instant::now();
+        running.push((
+            name,
+            runtime.spawn(async move { (drill.await, started.elapsed()) }),
+        ));
     }
+    let mut failed = Vec::new();
+    for (name, handle) in running {
+        match runtime.block_on(handle) {
+            Ok((stats, took)) => {
+                println!("test {name} ... ok ({stats}, {:.1} s)", took.as_secs_f64());
+            }
+            // Its panic message is above, on stderr.
+            Err(_) => {
+                println!("test {name} ... FAILED");
+                failed.push(name);
+            }
+        }
+    }
+    assert!(failed.is_empty(), "drills failed: {failed:?}");
 }
 
 /// Which drill.
