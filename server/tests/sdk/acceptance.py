@@ -419,6 +419,10 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
     await check("threads.copy then delete the copy", copy_thread)
 
     # ---------------------------------------------------------------- background runs
+    # From here on every check works on threads of its own: they run at once, as
+    # many clients of one server do (the server's workers take their runs in turn).
+    pending = []
+
     async def cancel():
         thread = await new_thread(client, "cancel")
         run = await client.runs.create(thread, aid, input={"topic": TOPIC})
@@ -431,7 +435,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         status = (await client.threads.get(thread))["status"]
         expect(status != "busy", "the thread is still busy after the cancel")
 
-    await check("runs.cancel(wait=True) interrupts a background run", cancel)
+    pending.append(check("runs.cancel(wait=True) interrupts a background run", cancel))
 
     async def cancel_no_wait():
         thread = await new_thread(client, "cancel-nowait")
@@ -441,7 +445,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         got = await wait_run(client, thread, run["run_id"], {"interrupted", "success", "error"})
         expect(got["status"] == "interrupted", f"cancelled run status {got['status']!r}")
 
-    await check("runs.cancel (no wait) interrupts a background run", cancel_no_wait)
+    pending.append(check("runs.cancel (no wait) interrupts a background run", cancel_no_wait))
 
     async def join():
         thread = await new_thread(client, "join")
@@ -458,7 +462,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         await client.runs.delete(thread, run["run_id"])
         await expect_status(lambda: client.runs.get(thread, run["run_id"]), {404}, "get of a deleted run")
 
-    await check("runs.create then runs.join returns the final values; list, delete", join)
+    pending.append(check("runs.create then runs.join returns the final values; list, delete", join))
 
     async def join_stream():
         thread = await new_thread(client, "join-stream")
@@ -476,7 +480,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         got = await client.runs.get(thread, run["run_id"])
         expect(got["status"] == "success", f"run status after join_stream: {got['status']!r}")
 
-    await check("runs.join_stream follows a running run to its end", join_stream)
+    pending.append(check("runs.join_stream follows a running run to its end", join_stream))
 
     async def join_stream_modes():
         thread = await new_thread(client, "join-stream-modes")
@@ -487,7 +491,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         nodes = [key for p in parts if p.event == "updates" for key in p.data]
         expect("review" in nodes, f"joined updates came from {nodes}")
 
-    await check("runs.join_stream with stream_mode", join_stream_modes)
+    pending.append(check("runs.join_stream with stream_mode", join_stream_modes))
 
     async def resume_stream():
         thread = await new_thread(client, "resumable")
@@ -509,7 +513,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         want = [(p.event, p.data) for p in custom[5:]]
         expect(rest == want, f"after Last-Event-ID {cut.id}: {short(rest[:3])}…, want {short(want[:3])}…")
 
-    await check("runs.join_stream with last_event_id replays what came after", resume_stream)
+    pending.append(check("runs.join_stream with last_event_id replays what came after", resume_stream))
 
     async def wait():
         thread = await new_thread(client, "wait")
@@ -521,14 +525,14 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         expect(done.get("verdict") == {"decision": "reject"} and done.get("report") is None,
                f"wait after reject: {short(done)}")
 
-    await check("runs.wait returns the values (paused, then rejected)", wait)
+    pending.append(check("runs.wait returns the values (paused, then rejected)", wait))
 
     async def stateless_wait():
         values = await client.runs.wait(None, aid, input={"topic": "stateless " + TAG})
         expect(isinstance(values, dict) and values.get("topic") == "stateless " + TAG, f"wait returned {short(values)}")
         expect(values.get("draft"), f"stateless run made no draft: {short(values)}")
 
-    await check("stateless runs.wait (thread_id=None)", stateless_wait)
+    pending.append(check("stateless runs.wait (thread_id=None)", stateless_wait))
 
     async def stateless_stream():
         parts = []
@@ -538,7 +542,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         nodes = [key for p in parts if p.event == "updates" for key in p.data]
         expect(NODES <= set(nodes), f"stateless updates came from {sorted(set(nodes))}")
 
-    await check("stateless runs.stream (thread_id=None)", stateless_stream)
+    pending.append(check("stateless runs.stream (thread_id=None)", stateless_stream))
 
     async def stateless_threads():
         made: list[dict] = []
@@ -554,7 +558,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         expect(made and made[0].get("thread_id"), f"on_run_created got {made}")
         await expect_status(lambda: client.threads.get(made[0]["thread_id"]), {404}, "the temporary thread of a stateless run")
 
-    await check("stateless runs: on_completion keep / delete (default) the thread", stateless_threads)
+    pending.append(check("stateless runs: on_completion keep / delete (default) the thread", stateless_threads))
 
     async def batch_and_cancel_many():
         topics = ["batch a " + TAG, "batch b " + TAG]
@@ -573,7 +577,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         got = await wait_run(client, thread, run["run_id"], {"interrupted", "success", "error"})
         expect(got["status"] == "interrupted", f"run after cancel_many: {got['status']!r}")
 
-    await check("runs.create_batch (stateless) and runs.cancel_many", batch_and_cancel_many)
+    pending.append(check("runs.create_batch (stateless) and runs.cancel_many", batch_and_cancel_many))
 
     async def task_modes():
         thread = await new_thread(client, "task-modes")
@@ -600,7 +604,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         expect({"checkpoint", "task", "task_result"} <= kinds, f"debug event types: {sorted(map(str, kinds))}")
         missing_keys({"step", "timestamp", "type", "payload"}, debug, "debug event")
 
-    await check("stream modes tasks / checkpoints / debug carry the SDK's shapes", task_modes)
+    pending.append(check("stream modes tasks / checkpoints / debug carry the SDK's shapes", task_modes))
 
     async def if_not_exists():
         thread = str(uuid.uuid4())
@@ -614,7 +618,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         got = await client.threads.get(thread)
         expect(got["thread_id"] == thread and got["status"] == "interrupted", f"created thread: {short(got)}")
 
-    await check("if_not_exists='create' makes the thread; default rejects with 404", if_not_exists)
+    pending.append(check("if_not_exists='create' makes the thread; default rejects with 404", if_not_exists))
 
     async def messages_modes():
         thread = await new_thread(client, "agent")
@@ -636,7 +640,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         expect(len(partial) > 1 and all(b.startswith(a) for a, b in zip(partial, partial[1:])), f"partials grow: {short(partial)}")
         expect(partial[-1] == text, f"the last partial is the whole reply: {partial[-1]!r}")
 
-    await check("stream_mode messages-tuple / messages: the agent's reply piece by piece", messages_modes)
+    pending.append(check("stream_mode messages-tuple / messages: the agent's reply piece by piece", messages_modes))
 
     async def breakpoint():
         thread = await new_thread(client, "breakpoint")
@@ -652,7 +656,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         expect(list(after["next"]) == ["approve"], f"next after continuing: {after['next']!r}")
         expect(status == "interrupted", f"thread status at the breakpoint was {status!r}")
 
-    await check("interrupt_before pauses at a node; a run without input continues", breakpoint)
+    pending.append(check("interrupt_before pauses at a node; a run without input continues", breakpoint))
 
     async def failing_run():
         # update_state before any run: the thread names its graph (LangGraph needs that).
@@ -686,7 +690,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         else:
             raise CheckFailed("runs.wait of a failing run returned normally")
 
-    await check("a failing run: error event, run and thread status error, wait raises", failing_run)
+    pending.append(check("a failing run: error event, run and thread status error, wait raises", failing_run))
 
     # ---------------------------------------------------------------- multitask strategies
     async def reject():
@@ -705,7 +709,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         listed = await client.runs.list(thread)
         expect(len(listed) == 1, f"{len(listed)} runs on the thread, the rejected one must not exist")
 
-    await check("multitask reject: 409 ConflictError, first run unharmed", reject)
+    pending.append(check("multitask reject: 409 ConflictError, first run unharmed", reject))
 
     async def enqueue():
         thread = await new_thread(client, "enqueue")
@@ -723,7 +727,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         expect(statuses == ["success", "success"], f"run statuses {statuses}")
         expect(isinstance(final.get("report"), str), f"the enqueued resume did not publish: {short(final)}")
 
-    await check("multitask enqueue: both runs succeed, in order", enqueue)
+    pending.append(check("multitask enqueue: both runs succeed, in order", enqueue))
 
     async def interrupt():
         thread = await new_thread(client, "interrupt")
@@ -744,7 +748,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         expect(snapshot["values"].get("topic") == "double text " + TAG, f"topic {snapshot['values'].get('topic')!r}")
         expect(list(snapshot["next"]) == ["approve"], f"state after the second run: next={snapshot['next']!r}")
 
-    await check("multitask interrupt: first run interrupted, second succeeds", interrupt)
+    pending.append(check("multitask interrupt: first run interrupted, second succeeds", interrupt))
 
     async def rollback():
         thread = await new_thread(client, "rollback")
@@ -760,7 +764,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         topics = {s["values"].get("topic") for s in states if isinstance(s["values"], dict)}
         expect("rolled back " + TAG not in topics, f"the rolled-back run's checkpoints remain: topics {topics}")
 
-    await check("multitask rollback: first run deleted, second succeeds", rollback)
+    pending.append(check("multitask rollback: first run deleted, second succeeds", rollback))
 
     # ---------------------------------------------------------------- errors
     async def unknown_key():
@@ -781,7 +785,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         expect(listed == [], f"rejected inputs created runs: {short(listed)}")
 
     if STATEGRAPH:  # LangGraph accepts unknown input keys
-        await check("bad input: 422 naming the unknown key / mistyped field", unknown_key)
+        pending.append(check("bad input: 422 naming the unknown key / mistyped field", unknown_key))
 
     async def unknown_thread():
         missing = str(uuid.uuid4())
@@ -796,7 +800,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         await expect_status(lambda: client.runs.get(missing, str(uuid.uuid4())), {404}, "get of a run on an unknown thread")
         await expect_status(lambda: client.assistants.get(str(uuid.uuid4())), {404}, "get of an unknown assistant")
 
-    await check("unknown thread / run / assistant: 404", unknown_thread)
+    pending.append(check("unknown thread / run / assistant: 404", unknown_thread))
 
     async def resume_not_interrupted():
         thread = await new_thread(client, "bad-resume")
@@ -812,7 +816,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         )
 
     if STATEGRAPH:  # LangGraph creates the run
-        await check("resume of a thread that is not interrupted: 4xx", resume_not_interrupted)
+        pending.append(check("resume of a thread that is not interrupted: 4xx", resume_not_interrupted))
 
     async def fork():
         wanted = state.get("interrupted_checkpoint")
@@ -834,7 +838,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         old = await client.threads.get_state(tid, checkpoint_id=wanted)
         expect(list(old["next"]) == ["approve"], "the old branch's checkpoint changed")
 
-    await check("runs.wait with checkpoint_id replays from an old checkpoint (a fork)", fork)
+    pending.append(check("runs.wait with checkpoint_id replays from an old checkpoint (a fork)", fork))
 
     async def refused_options():
         thread = await new_thread(client, "refused")
@@ -848,7 +852,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         expect(await client.runs.list(thread) == [], "a refused run was created")
 
     if STATEGRAPH:
-        await check("after_seconds / webhook: 422, not silently ignored (stategraph)", refused_options)
+        pending.append(check("after_seconds / webhook: 422, not silently ignored (stategraph)", refused_options))
 
     # ---------------------------------------------------------------- store (sync client)
     def store_checks() -> None:
@@ -880,7 +884,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
     async def store():
         await asyncio.get_running_loop().run_in_executor(None, store_checks)
 
-    await check("store (sync client): put, get, search, namespaces, delete", store)
+    pending.append(check("store (sync client): put, get, search, namespaces, delete", store))
 
     def sync_threads() -> None:
         sync = get_sync_client(url=url, api_key=None)
@@ -895,7 +899,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
     async def sync_client():
         await asyncio.get_running_loop().run_in_executor(None, sync_threads)
 
-    await check("sync client: search, create, stream", sync_client)
+    pending.append(check("sync client: search, create, stream", sync_client))
 
     if keyed is not None:
         keyed_url, key = keyed
@@ -919,7 +923,9 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
             else:
                 raise CheckFailed("a request with a wrong key was answered")
 
-        await check("api key: x-api-key from get_client(api_key=...); none 401, wrong 403", api_key)
+        pending.append(check("api key: x-api-key from get_client(api_key=...); none 401, wrong 403", api_key))
+
+    await asyncio.gather(*pending)
 
     print()
     if failures:
