@@ -421,7 +421,9 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
     # ---------------------------------------------------------------- background runs
     # From here on every check works on threads of its own: they run at once, as
     # many clients of one server do (the server's workers take their runs in turn).
+    # The few that use the first thread (`tid`) run after them, one by one.
     pending = []
+    on_tid = []
 
     async def cancel():
         thread = await new_thread(client, "cancel")
@@ -816,7 +818,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         )
 
     if STATEGRAPH:  # LangGraph creates the run
-        pending.append(check("resume of a thread that is not interrupted: 4xx", resume_not_interrupted))
+        on_tid.append(("resume of a thread that is not interrupted: 4xx", resume_not_interrupted))
 
     async def fork():
         wanted = state.get("interrupted_checkpoint")
@@ -838,7 +840,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         old = await client.threads.get_state(tid, checkpoint_id=wanted)
         expect(list(old["next"]) == ["approve"], "the old branch's checkpoint changed")
 
-    pending.append(check("runs.wait with checkpoint_id replays from an old checkpoint (a fork)", fork))
+    on_tid.append(("runs.wait with checkpoint_id replays from an old checkpoint (a fork)", fork))
 
     async def refused_options():
         thread = await new_thread(client, "refused")
@@ -926,6 +928,8 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         pending.append(check("api key: x-api-key from get_client(api_key=...); none 401, wrong 403", api_key))
 
     await asyncio.gather(*pending)
+    for name, body in on_tid:
+        await check(name, body)
 
     print()
     if failures:
