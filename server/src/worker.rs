@@ -21,7 +21,7 @@ use crate::app::App;
 use crate::db::{Claim, Finish, Lease, RunRow, RunStatus, ThreadStatus};
 use crate::events::Modes;
 use crate::hub::Notice;
-use crate::served::{CommandRequest, RunEnd, RunRequest};
+use crate::served::{CommandRequest, RunEnd, RunRequest, Served};
 
 /// How long an idle worker waits for a wake-up before looking again anyway.
 const IDLE_POLL: Duration = Duration::from_millis(500);
@@ -284,6 +284,27 @@ async fn execute(
     if !rest.is_empty() {
         append(app, &run.run_id, rest).await;
     }
+    conclude(
+        app,
+        held.claim,
+        &run,
+        graph.as_ref(),
+        outcome,
+        before.as_ref(),
+    )
+    .await
+}
+
+/// Ends a run its worker still holds as `outcome` says; true when it stopped for
+/// shutdown (the run goes back to the queue).
+async fn conclude(
+    app: &App,
+    claim: &Claim,
+    run: &RunRow,
+    graph: &dyn Served,
+    outcome: Result<RunEnd, Stop>,
+    before: Option<&crate::rollback::Before>,
+) -> bool {
     match outcome {
         Ok(RunEnd::Done {
             values,
@@ -305,8 +326,8 @@ async fn execute(
             }
             finish(
                 app,
-                held.claim,
-                &run,
+                claim,
+                run,
                 RunStatus::Success,
                 status,
                 Some(values),
@@ -330,8 +351,8 @@ async fn execute(
             let (values, interrupts) = latest.map_or((values, json!([])), |(v, i)| (Some(v), i));
             finish(
                 app,
-                held.claim,
-                &run,
+                claim,
+                run,
                 RunStatus::Error,
                 ThreadStatus::Error,
                 values,
@@ -343,8 +364,7 @@ async fn execute(
         }
         Err(Stop::Cancel(action)) => {
             let rollback = action == "rollback";
-            if rollback && let Err(e) = crate::rollback::roll_back(app, &run, before.as_ref()).await
-            {
+            if rollback && let Err(e) = crate::rollback::roll_back(app, run, before).await {
                 tracing::error!(error = %e.detail, "rolling back a run failed");
             }
             let latest = graph.latest(&run.thread_id).await.ok().flatten();
@@ -356,8 +376,8 @@ async fn execute(
             };
             finish(
                 app,
-                held.claim,
-                &run,
+                claim,
+                run,
                 RunStatus::Interrupted,
                 status,
                 Some(values.clone()),
