@@ -180,3 +180,82 @@ async fn put_copy(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use stategraph::checkpoint::{
+        CHECKPOINT_FORMAT, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource,
+        CheckpointTuple, PendingWrite, new_checkpoint_id,
+    };
+
+    use super::{Before, writes_before};
+
+    fn write(task: &str, idx: u32, channel: &str) -> PendingWrite {
+        PendingWrite {
+            task_id: task.into(),
+            idx,
+            channel: channel.into(),
+            value: json!(null),
+        }
+    }
+
+    /// A paused checkpoint after a resume began on it: `2:other` had finished
+    /// before the pause, `2:ask` waited on an interrupt; the resume added its answer,
+    /// its command's update and `2:ask`'s output.
+    fn resumed() -> CheckpointTuple {
+        let checkpoint = Checkpoint {
+            v: CHECKPOINT_FORMAT,
+            id: new_checkpoint_id(),
+            ts: String::new(),
+            channel_values: Default::default(),
+            channel_versions: Default::default(),
+            versions_seen: Default::default(),
+            updated_channels: Vec::new(),
+            channel_bases: Default::default(),
+            next: Vec::new(),
+            barriers: Default::default(),
+            schema_version: "1".into(),
+            graph_version: "g".into(),
+        };
+        CheckpointTuple {
+            config: CheckpointConfig::thread("t").at(checkpoint.id.clone()),
+            checkpoint,
+            metadata: CheckpointMetadata::new(CheckpointSource::Loop, 1),
+            parent_config: None,
+            pending_writes: vec![
+                write("2:other", 0, "update"),
+                write("2:ask", 1_000_000, "__interrupt__"),
+                write("2:ask", 2_000_000, "__resume__"),
+                write("__command__:0", 0, "update"),
+                write("2:ask", 0, "update"),
+            ],
+        }
+    }
+
+    fn keys(writes: &[PendingWrite]) -> Vec<(String, u32)> {
+        writes.iter().map(|w| (w.task_id.clone(), w.idx)).collect()
+    }
+
+    #[test]
+    fn without_a_note_of_the_start_the_runs_own_kinds_of_write_are_dropped() {
+        let kept = writes_before(&resumed(), None);
+        assert_eq!(
+            keys(&kept),
+            [("2:other".to_string(), 0), ("2:ask".to_string(), 1_000_000)]
+        );
+    }
+
+    #[test]
+    fn with_a_note_of_the_start_exactly_the_writes_it_had_are_kept() {
+        let t = resumed();
+        let seen = Before {
+            id: t.checkpoint.id.clone(),
+            writes: [("2:other".to_string(), 0)].into_iter().collect(),
+        };
+        assert_eq!(
+            keys(&writes_before(&t, Some(&seen))),
+            [("2:other".to_string(), 0)]
+        );
+    }
+}
