@@ -191,9 +191,9 @@ pub struct NewRun {
     pub row: RunRow,
     /// Create the thread when it does not exist (`if_not_exists = "create"`).
     pub create_thread: bool,
-    /// Metadata a created thread starts with; `graph_id` and `assistant_id`, which
-    /// name the thread's graph, are also given (in the same transaction as the run)
-    /// to an existing thread that does not name one yet.
+    /// The run's graph as thread metadata (`graph_id`, `assistant_id`): a created
+    /// thread starts with it, and an existing thread that names no graph yet gets it
+    /// in the run's transaction.
     pub thread_metadata: Map<String, Value>,
 }
 
@@ -393,15 +393,6 @@ pub(crate) trait Db: Threads + Queue {
         let _ = hub;
         Box::pin(async { Ok(()) })
     }
-}
-
-/// The keys of `metadata` that name a thread's graph.
-pub(crate) fn graph_keys(metadata: &Map<String, Value>) -> Map<String, Value> {
-    metadata
-        .iter()
-        .filter(|(k, _)| *k == "graph_id" || *k == "assistant_id")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
 }
 
 /// Milliseconds since the Unix epoch, now.

@@ -51,7 +51,7 @@ async fn prepare_run(
     app: &App,
     thread_id: Option<String>,
     req: RunCreate,
-) -> Result<Prepared, ApiError> {
+) -> Result<NewRun, ApiError> {
     if req.assistant_id.is_empty() {
         return Err(ApiError::invalid(
             "$.assistant_id",
@@ -209,18 +209,11 @@ async fn prepare_run(
         cancel: None,
         output: None,
     };
-    Ok(Prepared {
-        new: NewRun {
-            row: run,
-            create_thread,
-            thread_metadata,
-        },
+    Ok(NewRun {
+        row: run,
+        create_thread,
+        thread_metadata,
     })
-}
-
-/// A checked run request, ready to queue.
-struct Prepared {
-    new: NewRun,
 }
 
 /// Validates and queues a run on `thread_id` (a new thread for a stateless run).
@@ -234,8 +227,7 @@ async fn create_run(
 }
 
 /// Queues a checked run (counted against its thread's rate limit).
-async fn queue_run(app: &App, prepared: Prepared) -> Result<RunRow, ApiError> {
-    let Prepared { new } = prepared;
+async fn queue_run(app: &App, new: NewRun) -> Result<RunRow, ApiError> {
     app.admit_run(&new.row.thread_id)?;
     let row = app.db.insert_run(new).await?;
     app.notify(Notice::Queued).await;

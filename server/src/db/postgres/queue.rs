@@ -13,7 +13,7 @@ use super::threads::{get_thread, has_active_run, insert_thread};
 use super::{EVENTS_LOCK_CLASS, NOW_MS, PgDb, RUN_COLUMNS, millis, pg, run_row};
 use crate::db::{
     Claim, DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow, RunStatus,
-    ThreadStatus, graph_keys,
+    ThreadStatus,
 };
 
 /// The run, if stored; with `lock`, its row stays locked until the transaction ends.
@@ -58,24 +58,19 @@ async fn stop_active(c: &impl GenericClient, thread_id: &str, action: &str) -> D
     Ok(())
 }
 
-/// The thread of a run `worker` holds, with the thread's row and then the run's
-/// locked; `None` when the worker does not hold it (any more).
-async fn lock_held(
-    c: &impl GenericClient,
-    run_id: &str,
-    worker: &str,
-    attempt: i32,
-) -> DbResult<Option<String>> {
+/// The thread of a run `claim` holds, with the thread's row and then the run's
+/// locked; `None` when the claim does not hold it (any more).
+async fn lock_held(c: &impl GenericClient, claim: &Claim) -> DbResult<Option<String>> {
     const HELD: &str = "SELECT thread_id FROM sg_runs
          WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND status = 'running'";
-    let Some(row) = c.query_opt(HELD, &[&run_id, &worker, &attempt]).await? else {
+    let key: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+        [&claim.run_id, &claim.worker, &claim.attempt];
+    let Some(row) = c.query_opt(HELD, &key).await? else {
         return Ok(None);
     };
     let thread_id: String = row.try_get(0)?;
     get_thread(c, &thread_id, true).await?;
-    let still = c
-        .query_opt(&format!("{HELD} FOR UPDATE"), &[&run_id, &worker, &attempt])
-        .await?;
+    let still = c.query_opt(&format!("{HELD} FOR UPDATE"), &key).await?;
     Ok(still.map(|_| thread_id))
 }
 
@@ -136,7 +131,7 @@ impl Queue for PgDb {
                          metadata = CASE WHEN metadata ? 'graph_id' THEN metadata ELSE metadata || $2 END
                      WHERE thread_id = $1"
                 ),
-                &[&r.thread_id, &Value::Object(graph_keys(&run.thread_metadata))],
+                &[&r.thread_id, &Value::Object(run.thread_metadata.clone())],
             )
             .await?;
             tx.commit().await?;
@@ -357,15 +352,11 @@ impl Queue for PgDb {
     }
 
     fn finish_run(&self, claim: Claim, finish: Finish) -> BoxFuture<'_, DbResult<bool>> {
-        let Claim {
-            run_id,
-            worker,
-            attempt,
-        } = claim;
         Box::pin(async move {
+            let run_id = &claim.run_id;
             let mut client = self.client().await?;
             let tx = client.transaction().await?;
-            let Some(thread_id) = lock_held(&*tx, &run_id, &worker, attempt).await? else {
+            let Some(thread_id) = lock_held(&*tx, &claim).await? else {
                 return Ok(false);
             };
             if finish.delete_run {

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::db::{
     Claim, DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow, RunStatus,
-    ThreadStatus, graph_keys, now_ms, parse_json,
+    ThreadStatus, now_ms, parse_json,
 };
 
 impl Queue for SqliteDb {
@@ -22,11 +22,21 @@ impl Queue for SqliteDb {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let r = &run.row;
             let now = now_ms();
-            if get_thread(&tx, &r.thread_id)?.is_none() {
-                if !run.create_thread {
+            // A thread that names no graph yet is bound to the run's, in the run's
+            // own transaction: no crash leaves a run without its graph.
+            match get_thread(&tx, &r.thread_id)? {
+                None if !run.create_thread => {
                     return Err(DbError::Conflict(format!("thread {} not found", r.thread_id)));
                 }
-                insert_thread(&tx, &r.thread_id, &run.thread_metadata, now)?;
+                None => insert_thread(&tx, &r.thread_id, &run.thread_metadata, now)?,
+                Some(mut t) if !t.metadata.contains_key("graph_id") => {
+                    t.metadata.extend(run.thread_metadata.clone());
+                    tx.execute(
+                        "UPDATE sg_threads SET metadata = ?2 WHERE thread_id = ?1",
+                        params![r.thread_id, Value::Object(t.metadata).to_string()],
+                    )?;
+                }
+                Some(_) => {}
             }
             match r.multitask_strategy.as_str() {
                 "reject" if has_active_run(&tx, &r.thread_id)? => {
@@ -57,17 +67,6 @@ impl Queue for SqliteDb {
                 "UPDATE sg_threads SET status = 'busy', updated_at = ?2 WHERE thread_id = ?1",
                 params![r.thread_id, now],
             )?;
-            // A thread created without a graph is bound to the run's, in the run's own
-            // transaction: no crash leaves a run without its graph.
-            if let Some(mut t) = get_thread(&tx, &r.thread_id)?
-                && !t.metadata.contains_key("graph_id")
-            {
-                t.metadata.extend(graph_keys(&run.thread_metadata));
-                tx.execute(
-                    "UPDATE sg_threads SET metadata = ?2 WHERE thread_id = ?1",
-                    params![r.thread_id, Value::Object(t.metadata).to_string()],
-                )?;
-            }
             let row = get_run(&tx, &r.run_id)?;
             tx.commit()?;
             row.ok_or_else(|| DbError::Task("an inserted run vanished".into()))
