@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::pause::Tables;
+use crate::tables::Tables;
 use crate::{Backend, Seeded, common, session_name, spawn};
 
 const KILLS: usize = 8;

@@ -9,7 +9,8 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use crate::{Backend, Proc, Seeded, check_threads, pg, queue_runs, session_name, spawn};
+use crate::tables::Tables;
+use crate::{Backend, Proc, Seeded, check_threads, queue_runs, session_name, spawn};
 
 const PROCESSES: usize = 3;
 const THREADS: usize = 50;
@@ -18,25 +19,6 @@ const STEP_MS: u64 = 150;
 pub(crate) const LEASE: Duration = Duration::from_millis(1500);
 const KILLS_MID_RUN: usize = 10;
 const SEED: u64 = 0x5EED_2026_D011;
-
-async fn sql(url: &str, schema: &str) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(pg::plain(url), tokio_postgres::NoTls)
-        .await
-        .expect("a connection for the drill's checks");
-    tokio::spawn(connection);
-    client
-        .batch_execute(&format!("SET search_path TO \"{schema}\""))
-        .await
-        .expect("search_path");
-    client
-}
-
-async fn count(db: &tokio_postgres::Client, sql: &str, param: &str) -> i64 {
-    db.query_one(sql, &[&param])
-        .await
-        .expect("a count")
-        .get::<_, i64>(0)
-}
 
 pub(crate) async fn drill(url: String) -> String {
     let backend = Backend::postgres(&url, "sg_srv_drill");
@@ -52,7 +34,7 @@ pub(crate) async fn drill(url: String) -> String {
     let mut procs: Vec<Proc> =
         futures::future::join_all((0..PROCESSES).map(|i| spawn(&backend, i, 0, LEASE))).await;
     let mut generations = [0usize; PROCESSES];
-    let db = sql(&url, &schema).await;
+    let tables = Tables::open(&backend).await;
 
     // 50 threads and 200 runs, through every process in turn.
     let threads: Vec<String> = (0..THREADS).map(|t| format!("drill-{t}")).collect();
@@ -63,32 +45,21 @@ pub(crate) async fn drill(url: String) -> String {
     let mut rng = Seeded(SEED);
     let mut kills = 0usize;
     let mut mid_run = 0usize;
-    let mut interrupted: BTreeSet<String> = BTreeSet::new();
+    let mut interrupted: BTreeSet<(String, String)> = BTreeSet::new();
     while mid_run < KILLS_MID_RUN {
         assert!(
             kills < 4 * KILLS_MID_RUN,
             "{kills} kills caught only {mid_run} processes in the middle of runs"
         );
         let victim = usize::try_from(rng.next() % PROCESSES as u64).unwrap_or(0);
-        let prefix = format!("{}/%", procs[victim].name);
+        let prefix = format!("{}/", procs[victim].name);
         let waiting = Instant::now();
         loop {
-            let left = count(
-                &db,
-                "SELECT count(*) FROM sg_runs WHERE status IN ('pending', 'running') AND $1 <> ''",
-                "x",
-            )
-            .await;
+            let (held, left) = tables.active(&prefix).await;
             assert!(
                 left > 0,
                 "the runs all ended after {kills} kills ({mid_run} mid-run): the drill needs slower runs"
             );
-            let held = count(
-                &db,
-                "SELECT count(*) FROM sg_runs WHERE status = 'running' AND worker LIKE $1",
-                &prefix,
-            )
-            .await;
             if held > 0 || waiting.elapsed() > Duration::from_secs(3) {
                 break;
             }
@@ -100,34 +71,12 @@ pub(crate) async fn drill(url: String) -> String {
         kills += 1;
         // A commit it sent just before dying may still land: wait for its sessions
         // to end, so what it held is final.
-        let session = session_name(&schema, &procs[victim].name);
-        let gone = Instant::now();
-        while count(
-            &db,
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
-            &session,
-        )
-        .await
-            > 0
-        {
-            assert!(
-                gone.elapsed() < Duration::from_secs(10),
-                "the killed process's sessions linger"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        tables
+            .wait_sessions_gone(&session_name(&schema, &procs[victim].name))
+            .await;
         // Its runs still marked running are ones it died in: nobody else can have
         // touched them before their lease expires.
-        let held: Vec<String> = db
-            .query(
-                "SELECT run_id FROM sg_runs WHERE status = 'running' AND worker LIKE $1",
-                &[&prefix],
-            )
-            .await
-            .expect("the victim's runs")
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+        let held = tables.held(&prefix).await;
         if !held.is_empty() {
             mid_run += 1;
             interrupted.extend(held);
@@ -140,12 +89,7 @@ pub(crate) async fn drill(url: String) -> String {
     // Everything ends.
     let waiting = Instant::now();
     loop {
-        let left = count(
-            &db,
-            "SELECT count(*) FROM sg_runs WHERE status IN ('pending', 'running') AND $1 <> ''",
-            "x",
-        )
-        .await;
+        let (_, left) = tables.active("").await;
         if left == 0 {
             break;
         }
@@ -157,25 +101,22 @@ pub(crate) async fn drill(url: String) -> String {
     }
 
     // Every run succeeded, once; the runs a killed process held were taken over.
-    let rows = db
-        .query(
-            "SELECT run_id, status, attempt FROM sg_runs ORDER BY seq",
-            &[],
-        )
-        .await
-        .expect("the runs");
-    assert_eq!(rows.len(), THREADS * RUNS_PER_THREAD);
+    let runs = tables.ended().await;
+    assert_eq!(runs.len(), THREADS * RUNS_PER_THREAD);
     let mut retried = 0;
-    for r in &rows {
-        let (id, status, attempt): (String, String, i32) = (r.get(0), r.get(1), r.get(2));
-        assert_eq!(status, "success", "run {id} ended {status}");
-        if interrupted.contains(&id) {
+    for (run, ended) in &runs {
+        assert_eq!(
+            ended.status, "success",
+            "run {run:?} ended {}",
+            ended.status
+        );
+        if interrupted.contains(run) {
             assert!(
-                attempt >= 2,
-                "run {id} was interrupted by a kill but claimed once"
+                ended.attempt >= 2,
+                "run {run:?} was interrupted by a kill but claimed once"
             );
         }
-        if attempt > 1 {
+        if ended.attempt > 1 {
             retried += 1;
         }
     }

@@ -23,6 +23,7 @@ mod kill;
 mod pause;
 #[path = "../pg/mod.rs"]
 mod pg;
+mod tables;
 
 use std::io::Write;
 use std::process::Stdio;
