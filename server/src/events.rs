@@ -102,6 +102,22 @@ impl Modes {
         self.graph.is_some_and(|m| m.contains(mode))
     }
 
+    /// Whether the mode of this wire name was asked for (the run's own stream
+    /// always carries values, to know its result; a client sees them only when
+    /// asked).
+    fn wants_named(self, name: &str) -> bool {
+        let mode = match name {
+            "values" => StreamMode::VALUES,
+            "updates" => StreamMode::UPDATES,
+            "custom" => StreamMode::CUSTOM,
+            "tasks" => StreamMode::TASKS,
+            "checkpoints" => StreamMode::CHECKPOINTS,
+            "debug" => StreamMode::DEBUG,
+            _ => return false,
+        };
+        self.wants(mode)
+    }
+
     fn subgraphs(self) -> bool {
         self.wants(StreamMode::SUBGRAPHS)
     }
@@ -138,7 +154,9 @@ fn updates_json<S: GraphState>(updates: &[S::Update]) -> Value {
             out.extend(m);
         }
     }
-    Value::Object(out)
+    let mut out = Value::Object(out);
+    crate::served::update_output::<S>(&mut out);
+    out
 }
 
 fn values_json<S: GraphState>(values: &S) -> Value {
@@ -147,16 +165,28 @@ fn values_json<S: GraphState>(values: &S) -> Value {
     v
 }
 
+/// What the wire of one run remembers between events.
+#[derive(Default)]
+pub(crate) struct WireRun {
+    /// The messages being joined, for the `messages` form.
+    parts: MessageParts,
+    /// The last `values` sent: an interrupt repeats them with `__interrupt__`.
+    last_values: Option<Value>,
+}
+
 /// The wire events for one typed event, given the requested modes.
 pub(crate) fn to_wire<S: GraphState>(
     event: &StreamEvent<S>,
     modes: Modes,
-    parts: &mut MessageParts,
+    run: &mut WireRun,
 ) -> Vec<(String, Value)> {
     let one = |name: &str, data: Value| vec![(name.to_string(), data)];
+    let parts = &mut run.parts;
     match event {
         StreamEvent::Values { values, .. } if modes.wants(StreamMode::VALUES) => {
-            one("values", values_json(values))
+            let values = values_json(values);
+            run.last_values = Some(values.clone());
+            one("values", values)
         }
         StreamEvent::Updates { node, updates, .. } if modes.wants(StreamMode::UPDATES) => {
             one("updates", json!({ node: updates_json::<S>(updates) }))
@@ -190,17 +220,30 @@ pub(crate) fn to_wire<S: GraphState>(
                 json!({ "type": kind, "step": step, "timestamp": timestamp, "payload": payload }),
             )
         }
-        // As LangGraph streams it: in `updates`; the last `values` event stays the
-        // state (a client showing the last values must not see only the interrupt).
-        StreamEvent::Interrupt { interrupts } if modes.wants(StreamMode::UPDATES) => one(
-            "updates",
-            json!({ "__interrupt__": interrupts_json(interrupts) }),
-        ),
+        // As LangGraph 1.x streams it: in `updates` alone, and in `values` as the
+        // state with the pending interrupts beside it.
+        StreamEvent::Interrupt { interrupts } => {
+            let pending = interrupts_json(interrupts);
+            let mut out = Vec::new();
+            if modes.wants(StreamMode::UPDATES) {
+                out.push(("updates".to_string(), json!({ "__interrupt__": pending })));
+            }
+            if modes.wants(StreamMode::VALUES) {
+                let mut values = match run.last_values.clone() {
+                    Some(Value::Object(m)) => m,
+                    _ => Map::new(),
+                };
+                values.insert("__interrupt__".into(), pending);
+                out.push(("values".to_string(), Value::Object(values)));
+            }
+            out
+        }
         StreamEvent::Subgraph { ns, event } if modes.subgraphs() => {
             if event.get("type").and_then(Value::as_str) == Some("message") {
                 return subgraph_message(ns, event, modes, parts);
             }
             subgraph_wire(ns, event)
+                .filter(|(mode, _)| modes.wants_named(mode))
                 .map(|(mode, data)| vec![(format!("{mode}|{ns}"), data)])
                 .unwrap_or_default()
         }
@@ -306,10 +349,16 @@ fn subgraph_wire(ns: &str, event: &Value) -> Option<(&'static str, Value)> {
         Value::Object(out)
     };
     match event.get("type")?.as_str()? {
-        "values" => Some(("values", event.get("values")?.clone())),
+        "values" => {
+            let mut values = event.get("values")?.clone();
+            crate::served::untyped_output(&mut values);
+            Some(("values", values))
+        }
         "updates" => {
             let node = event.get("node")?.as_str()?;
-            Some(("updates", json!({ node: merged(event.get("updates")) })))
+            let mut update = merged(event.get("updates"));
+            crate::served::untyped_output(&mut update);
+            Some(("updates", json!({ node: update })))
         }
         "custom" => Some(("custom", event.get("value")?.clone())),
         "task_start" => Some((

@@ -18,9 +18,8 @@ use stategraph::{
 use tokio::sync::mpsc;
 
 use crate::error::ApiError;
-use crate::events::{Modes, interrupts_json, to_wire};
-use crate::messages::MessageParts;
-pub(crate) use chat::output as chat_output;
+use crate::events::{Modes, WireRun, interrupts_json, to_wire};
+pub(crate) use chat::{output as chat_output, untyped_output, update_output};
 pub(crate) use state::{checkpoint_ref, update_response};
 
 /// `command` of a run request: resume an interrupt, write an update, go to nodes.
@@ -273,7 +272,7 @@ impl<S: GraphState> Entry<S> {
         let mut stream = self.graph.stream(input, &config, req.modes.for_graph());
         let mut last_values: Option<Value> = None;
         let mut interrupts = Value::Array(Vec::new());
-        let mut parts = MessageParts::default();
+        let mut wire_run = WireRun::default();
         while let Some(event) = stream.next().await {
             match event {
                 Ok(event) => {
@@ -288,7 +287,7 @@ impl<S: GraphState> Entry<S> {
                         }
                         _ => {}
                     }
-                    for wire in to_wire(&event, req.modes, &mut parts) {
+                    for wire in to_wire(&event, req.modes, &mut wire_run) {
                         if events.send(wire).await.is_err() {
                             break;
                         }

@@ -35,8 +35,10 @@ fn task_json(t: &TaskSnapshot, interrupts: &[stategraph::Interrupt]) -> Value {
 }
 
 fn subgraph_json(s: &SubgraphState) -> Value {
+    let mut values = Value::Object(s.values.clone());
+    super::chat::untyped_output(&mut values);
     json!({
-        "values": s.values,
+        "values": values,
         "next": s.next,
         "tasks": s.tasks.iter().map(|t| task_json(t, &s.interrupts)).collect::<Vec<_>>(),
         "checkpoint": checkpoint_ref(&s.config),

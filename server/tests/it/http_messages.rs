@@ -82,3 +82,117 @@ async fn messages_sends_metadata_once_then_the_message_so_far() {
     assert_eq!(*partial.last().unwrap(), "Rain in Oslo, take a jacket.");
     assert_eq!(*names.last().unwrap(), "end");
 }
+
+/// The weather in a city.
+#[stategraph_agent::tool]
+fn weather(city: String) -> String {
+    format!("rain in {city}")
+}
+
+fn tool_agent() -> StateGraph<stategraph_agent::MessagesState> {
+    let call = stategraph::ToolCall {
+        id: "call-1".into(),
+        name: "weather".into(),
+        arguments: json!({ "city": "Oslo" }),
+    };
+    let model = ScriptedModel::new([
+        Message::assistant("").with_tool_calls([call]),
+        Message::assistant("Rain in Oslo."),
+    ]);
+    react_agent(model, Tools::new().with(weather))
+        .build()
+        .expect("the agent graph")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_go_out_in_langchains_shape_and_come_in_in_every_form_it_sends() {
+    let h = Harness::start_with(|s| s.graph("agent", tool_agent())).await;
+    let t = h.thread().await;
+    // Content as a list of text blocks, as agent-chat-ui sends it.
+    let human = json!({ "type": "human", "id": "h1", "additional_kwargs": {},
+                        "content": [{ "type": "text", "text": "Weather " }, { "type": "text", "text": "in Oslo?" }] });
+    let r = h
+        .http
+        .post(h.url(&format!("/threads/{t}/runs/stream")))
+        .json(
+            &json!({ "assistant_id": "agent", "input": { "messages": [human] },
+                        "stream_mode": ["values", "updates"] }),
+        )
+        .send()
+        .await
+        .unwrap();
+    let all: Vec<(String, Value)> = h.sse(r).await.into_iter().map(|(e, d, _)| (e, d)).collect();
+    let text = serde_json::to_string(&all).unwrap();
+    assert!(
+        !text.contains("upsert") && !text.contains("\"role\""),
+        "{text}"
+    );
+    // A node's update is the messages it wrote.
+    let agent_update = all
+        .iter()
+        .find(|(e, d)| e == "updates" && d.get("agent").is_some())
+        .map(|(_, d)| &d["agent"]["messages"][0])
+        .expect("the agent's update");
+    assert_eq!(agent_update["type"], "ai", "{agent_update}");
+    assert_eq!(
+        agent_update["tool_calls"],
+        json!([{ "id": "call-1", "name": "weather", "args": { "city": "Oslo" }, "type": "tool_call" }])
+    );
+    let values = &all.iter().rev().find(|(e, _)| e == "values").unwrap().1;
+    let m = values["messages"].as_array().unwrap();
+    let kinds: Vec<&str> = m.iter().map(|x| x["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["human", "ai", "tool", "ai"], "{values}");
+    assert_eq!(
+        (m[0]["content"].as_str(), m[0]["id"].as_str()),
+        (Some("Weather in Oslo?"), Some("h1"))
+    );
+    assert_eq!(m[1]["response_metadata"]["finish_reason"], "tool_calls");
+    assert_eq!(m[1]["invalid_tool_calls"], json!([]));
+    assert_eq!(
+        (
+            m[2]["tool_call_id"].as_str(),
+            m[2]["content"].as_str(),
+            m[2]["status"].as_str()
+        ),
+        (Some("call-1"), Some("rain in Oslo"), Some("success"))
+    );
+    assert_eq!(m[3]["response_metadata"]["finish_reason"], "stop");
+    assert_eq!(m[3]["additional_kwargs"], json!({}));
+
+    // LangChain's `RemoveMessage` removes by id, in an update as in a run's input.
+    let (s, out) = h
+        .post(
+            &format!("/threads/{t}/state"),
+            json!({ "values": { "messages": [{ "type": "remove", "id": "h1" }] } }),
+        )
+        .await;
+    assert_eq!(s, 200, "{out}");
+    let (_, state) = h.get(&format!("/threads/{t}/state")).await;
+    let left: Vec<&str> = state["values"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["ai", "tool", "ai"], "{state}");
+    // An image block is not text `stategraph::Message` can hold: a 422 naming it,
+    // nothing written.
+    let image = json!({ "type": "human",
+                        "content": [{ "type": "image_url", "image_url": { "url": "data:," } }] });
+    let (s, err) = h
+        .post(
+            &format!("/threads/{t}/state"),
+            json!({ "values": { "messages": [image] } }),
+        )
+        .await;
+    assert_eq!(s, 422, "{err}");
+    assert!(
+        err["errors"][0]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("$.values.messages"),
+        "{err}"
+    );
+    let (_, after) = h.get(&format!("/threads/{t}/state")).await;
+    assert_eq!(after["values"], state["values"]);
+}

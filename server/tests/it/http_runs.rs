@@ -76,6 +76,87 @@ async fn a_streamed_run_sends_metadata_then_each_mode_then_end() {
     assert_eq!(run["status"], "success");
 }
 
+/// As LangGraph 1.x streams a pause: `updates` carries the interrupt alone, the last
+/// `values` event the state with `__interrupt__` beside it (what `useStream` and
+/// `RemoteGraph` read); subgraph events only for the modes asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_pause_ends_with_the_values_and_their_interrupt() {
+    let h = Harness::start().await;
+    for (graph, modes) in [
+        ("job", json!(["values", "updates"])),
+        ("job", json!("values")),
+        ("nested", json!(["values"])),
+    ] {
+        let t = h.thread().await;
+        let r = h
+            .http
+            .post(h.url(&format!("/threads/{t}/runs/stream")))
+            .json(&json!({ "assistant_id": graph, "input": { "ask": true },
+                            "stream_mode": modes, "stream_subgraphs": true }))
+            .send()
+            .await
+            .unwrap();
+        let all: Vec<(String, Value)> =
+            h.sse(r).await.into_iter().map(|(e, d, _)| (e, d)).collect();
+        let values: Vec<&Value> = all
+            .iter()
+            .filter(|(e, _)| e == "values")
+            .map(|(_, d)| d)
+            .collect();
+        let last = values.last().expect("values events");
+        assert_eq!(
+            last["__interrupt__"][0]["value"],
+            json!({ "question": "go on?" }),
+            "{all:?}"
+        );
+        // The state beside it is the graph's last values (a subgraph's steps count
+        // in the parent once it finishes).
+        let mut state = (*last).clone();
+        state.as_object_mut().unwrap().remove("__interrupt__");
+        assert_eq!(&&state, &values[values.len() - 2], "{all:?}");
+        let log = if graph == "job" {
+            json!(["first", "second"])
+        } else {
+            json!([])
+        };
+        assert_eq!(state["log"], log, "{all:?}");
+        assert_eq!(
+            values
+                .iter()
+                .filter(|v| v.get("__interrupt__").is_some())
+                .count(),
+            1
+        );
+        let wants_updates = modes
+            .as_array()
+            .is_some_and(|m| m.contains(&json!("updates")));
+        let updates: Vec<&(String, Value)> = all
+            .iter()
+            .filter(|(e, _)| e.starts_with("updates"))
+            .collect();
+        assert_eq!(!updates.is_empty(), wants_updates, "{all:?}");
+        if wants_updates {
+            assert!(
+                updates
+                    .iter()
+                    .any(|(_, d)| d.get("__interrupt__").is_some()),
+                "{all:?}"
+            );
+        }
+        // Nothing of a mode not asked for, from the graph or its subgraphs.
+        for (event, _) in &all {
+            let mode = event.split('|').next().unwrap_or_default();
+            assert!(
+                ["metadata", "values", "updates", "end"].contains(&mode),
+                "{event} in {all:?}"
+            );
+        }
+        // The stored state has no `__interrupt__` key: that is the wire's.
+        let (_, state) = h.get(&format!("/threads/{t}/state")).await;
+        assert!(state["values"].get("__interrupt__").is_none(), "{state}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_pauses_the_thread_and_a_command_resumes_it() {
     let h = Harness::start().await;

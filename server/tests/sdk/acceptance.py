@@ -25,6 +25,7 @@ import uuid
 
 import httpx
 from langgraph_sdk import get_client, get_sync_client
+from langchain_core.messages import convert_to_messages
 from langgraph_sdk.errors import (
     AuthenticationError,
     ConflictError,
@@ -635,6 +636,11 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         text = "".join(c["content"] for c, _ in pieces)
         stored = (await client.threads.get_state(thread))["values"]["messages"][-1]
         expect(stored["content"] == text and stored["id"] == pieces[0][0]["id"], f"stored reply {short(stored)} vs streamed {text!r}")
+        # LangChain reads the state's messages as its own.
+        state = (await client.threads.get_state(thread))["values"]["messages"]
+        converted = convert_to_messages(state)
+        expect([type(m).__name__ for m in converted] == ["HumanMessage", "AIMessage"], f"converted: {converted!r}")
+        expect(converted[1].content == text and converted[1].id == stored["id"], f"converted reply: {converted[1]!r}")
         parts = [p async for p in client.runs.stream(thread, "agent", input=question, stream_mode="messages")]
         names = [p.event for p in parts]
         expect(names.count("messages/metadata") == 1, f"messages/metadata events: {short(names)}")
