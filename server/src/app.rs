@@ -59,6 +59,9 @@ pub(crate) struct Limits {
     pub(crate) connections: crate::listen::ConnLimits,
     /// Most requests one client (API key, else address) may send per minute.
     pub(crate) requests_per_client_per_minute: Option<u32>,
+    /// A run's input naming a key its graph's state lacks is a 422 (else the key
+    /// is dropped, and named in the run's metadata).
+    pub(crate) strict_input: bool,
 }
 
 /// The shared state.

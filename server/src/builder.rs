@@ -80,6 +80,7 @@ impl Server {
                     header_read: Duration::from_secs(30),
                 },
                 requests_per_client_per_minute: None,
+                strict_input: false,
             },
             worker_id: None,
         }
@@ -219,6 +220,19 @@ impl Server {
     #[must_use]
     pub fn requests_per_client_per_minute(mut self, limit: u32) -> Self {
         self.limits.requests_per_client_per_minute = Some(limit.max(1));
+        self
+    }
+
+    /// Refuses a run whose input names a key the graph's state lacks, with a 422
+    /// naming it. By default such keys are dropped, as LangGraph does — real
+    /// clients rely on it: CopilotKit's AG-UI adapter always sends `tools`, and
+    /// `RemoteGraph` sends its parent graph's whole state — but never silently: the
+    /// run's metadata lists them under `dropped_input_keys` and a warning is logged.
+    /// A known key with a value of the wrong type is a 422 either way, and so is an
+    /// unknown key in a state update or a command's `update`.
+    #[must_use]
+    pub fn strict_input(mut self) -> Self {
+        self.limits.strict_input = true;
         self
     }
 

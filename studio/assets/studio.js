@@ -22,6 +22,8 @@ const state = {
   checkpoint: null, // its detail
   search: "",
   running: false,
+  inputSchema: null, // the input schema of graph `inputSchemaOf`
+  inputSchemaOf: null,
 };
 
 // ---------------------------------------------------------------------------
@@ -620,14 +622,36 @@ async function showSchema() {
   }
   try {
     const schemas = await call(`${ROOT}/assistants/${encodeURIComponent(graph)}/schemas`);
+    state.inputSchema = schemas.input_schema;
+    state.inputSchemaOf = graph;
     box.querySelector(".json").replaceChildren(jsonTree(schemas.input_schema, undefined, 0, 1));
     box.hidden = !schemas.input_schema;
   } catch (_) {
+    state.inputSchema = null;
+    state.inputSchemaOf = null;
     box.hidden = true;
   }
 }
 
 $("#run-graph").addEventListener("change", showSchema);
+
+/**
+ * Refuses an input naming a field the graph's state lacks. The server drops such
+ * keys (as LangGraph does, for clients that send more than a graph reads); typed
+ * here by hand, it is a typo, so it is said before anything runs.
+ */
+function checkInputKeys(input) {
+  const props = state.inputSchema && state.inputSchema.properties;
+  if (!props || !input || typeof input !== "object" || Array.isArray(input)) return;
+  const known = Object.keys(props);
+  const unknown = Object.keys(input).filter((k) => !known.includes(k));
+  if (!unknown.length) return;
+  throw new HttpError(
+    0,
+    `the graph's state has no field ${unknown.map((k) => `\`${k}\``).join(", ")}`,
+    unknown.map((k) => ({ path: `$.input.${k}`, message: `unknown field; the state's fields are: ${known.join(", ")}` })),
+  );
+}
 
 /** Reads an SSE body from `fetch`, calling `onEvent(name, data)` per event. */
 async function readSse(res, onEvent) {
@@ -727,6 +751,8 @@ $("#run-form").addEventListener("submit", (e) => {
     const input = parseJson($("#run-input").value, "the input");
     const graph = $("#run-graph").value;
     if (!graph) throw new HttpError(0, "no graph to run: this server serves none");
+    if (state.inputSchemaOf !== graph) await showSchema();
+    checkInputKeys(input);
     const body = { assistant_id: graph, input };
     let tid;
     if ($("#run-target").value === "this" && state.thread) {

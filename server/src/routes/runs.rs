@@ -50,7 +50,7 @@ const STRATEGIES: &[&str] = &["reject", "enqueue", "interrupt", "rollback"];
 async fn prepare_run(
     app: &App,
     thread_id: Option<String>,
-    req: RunCreate,
+    mut req: RunCreate,
 ) -> Result<NewRun, ApiError> {
     if req.assistant_id.is_empty() {
         return Err(ApiError::invalid(
@@ -127,6 +127,11 @@ async fn prepare_run(
                 .map_err(|e| ApiError::invalid("$.command", e.to_string()))?,
         ),
     };
+    let dropped = if app.limits.strict_input {
+        Vec::new()
+    } else {
+        drop_unknown_keys(&mut req.input, &graph.channel_names())
+    };
     let subgraphs = req.stream_subgraphs.unwrap_or(false);
     let modes = Modes::parse(req.stream_mode.as_ref(), subgraphs)?;
     let nodes = graph.node_names();
@@ -195,6 +200,16 @@ async fn prepare_run(
     let mut thread_metadata = Map::new();
     thread_metadata.insert("graph_id".into(), json!(graph.name()));
     thread_metadata.insert("assistant_id".into(), json!(assistant.id));
+    let mut metadata = req.metadata.unwrap_or_default();
+    if !dropped.is_empty() {
+        tracing::warn!(
+            graph = graph.name(),
+            thread_id = %thread_id,
+            keys = ?dropped,
+            "dropped input keys the graph's state lacks (Server::strict_input refuses them)"
+        );
+        metadata.insert("dropped_input_keys".into(), json!(dropped));
+    }
     let run = RunRow {
         run_id: uuid::Uuid::new_v4().to_string(),
         thread_id: thread_id.clone(),
@@ -202,7 +217,7 @@ async fn prepare_run(
         created_at: 0,
         updated_at: 0,
         status: RunStatus::Pending,
-        metadata: req.metadata.unwrap_or_default(),
+        metadata,
         multitask_strategy: strategy,
         kwargs,
         attempt: 0,
@@ -214,6 +229,23 @@ async fn prepare_run(
         create_thread,
         thread_metadata,
     })
+}
+
+/// Takes the keys a run's input names that its graph's state lacks out of it, as
+/// LangGraph drops them; their names, in order.
+fn drop_unknown_keys(input: &mut Option<Value>, known: &[&str]) -> Vec<String> {
+    let Some(Value::Object(map)) = input else {
+        return Vec::new();
+    };
+    let dropped: Vec<String> = map
+        .keys()
+        .filter(|k| !known.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    for key in &dropped {
+        map.remove(key);
+    }
+    dropped
 }
 
 /// Validates and queues a run on `thread_id` (a new thread for a stateless run).

@@ -1,7 +1,8 @@
 //! A served graph behind an object-safe trait: JSON in, JSON out, whatever its
 //! state type. Input is decoded strictly into the state's update type (an unknown
-//! key or a wrong type is a 422 naming the field, never dropped); values go out
-//! through the channels' codecs, so a state need not implement `Serialize`.
+//! key or a wrong type is a 422 naming the field; a run's unknown input keys are
+//! dropped before, where they are named); values go out through the channels'
+//! codecs, so a state need not implement `Serialize`.
 
 mod chat;
 mod state;
@@ -84,6 +85,8 @@ pub(crate) trait Served: Send + Sync + 'static {
     fn schemas(&self) -> Value;
     /// Its node names.
     fn node_names(&self) -> Vec<String>;
+    /// Its state's channel names: the keys an input may have.
+    fn channel_names(&self) -> Vec<&'static str>;
     /// Checks a run request before it is queued: the input decodes, the named
     /// nodes exist.
     fn check(&self, req: &RunRequest) -> Result<(), ApiError>;
@@ -347,6 +350,10 @@ impl<S: GraphState> Served for Entry<S> {
 
     fn node_names(&self) -> Vec<String> {
         self.graph.node_names().map(str::to_string).collect()
+    }
+
+    fn channel_names(&self) -> Vec<&'static str> {
+        S::CHANNELS.iter().map(|c| c.name).collect()
     }
 
     fn check(&self, req: &RunRequest) -> Result<(), ApiError> {

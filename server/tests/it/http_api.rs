@@ -166,9 +166,68 @@ async fn stored(h: &Harness) -> (Value, Value) {
     (threads, runs)
 }
 
+/// By default an input key the state lacks is dropped, as LangGraph does, and named
+/// in the run's metadata; a known key of the wrong type is still a 422.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_input_keys_are_dropped_and_named_in_the_runs_metadata() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let (s, run) = h
+        .post(
+            &format!("/threads/{t}/runs"),
+            json!({ "assistant_id": "job", "metadata": { "from": "test" },
+                    "input": { "delay_ms": 1, "tools": [], "dealy_ms": 5 } }),
+        )
+        .await;
+    assert_eq!(s, 200, "{run}");
+    assert_eq!(
+        run["metadata"],
+        json!({ "from": "test", "dropped_input_keys": ["dealy_ms", "tools"] })
+    );
+    let out = h.join(&t, run["run_id"].as_str().unwrap()).await;
+    assert_eq!(
+        (out["delay_ms"].as_u64(), out["count"].as_u64()),
+        (Some(1), Some(2)),
+        "{out}"
+    );
+    let (_, again) = h.run(&t, run["run_id"].as_str().unwrap()).await;
+    assert_eq!(
+        again["metadata"]["dropped_input_keys"],
+        json!(["dealy_ms", "tools"])
+    );
+    // Nothing dropped, nothing noted.
+    let (_, clean) = h
+        .post(
+            &format!("/threads/{t}/runs"),
+            json!({ "assistant_id": "job", "input": { "delay_ms": 1 } }),
+        )
+        .await;
+    assert!(
+        clean["metadata"].get("dropped_input_keys").is_none(),
+        "{clean}"
+    );
+    h.join(&t, clean["run_id"].as_str().unwrap()).await;
+    // A wrong type, and an unknown key in a state update or a command's update, stay 422s.
+    for (path, body) in [
+        (
+            "runs",
+            json!({ "assistant_id": "job", "input": { "tools": [], "delay_ms": "soon" } }),
+        ),
+        ("state", json!({ "values": { "dealy_ms": 5 } })),
+        (
+            "runs",
+            json!({ "assistant_id": "job", "command": { "update": { "dealy_ms": 5 } } }),
+        ),
+    ] {
+        let (s, err) = h.post(&format!("/threads/{t}/{path}"), body.clone()).await;
+        assert_eq!(s, 422, "{body} → {err}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_get_a_clear_4xx_and_write_nothing() {
-    let h = Harness::start_with(|s| s.body_limit(4096)).await;
+    // Strict input: an unknown input key is refused too.
+    let h = Harness::start_with(|s| s.body_limit(4096).strict_input()).await;
     h.post("/threads", json!({ "thread_id": "known" })).await;
     let before = stored(&h).await;
     let runs = "/threads/known/runs";

@@ -568,7 +568,7 @@ async fn runs_are_cancelled_by_thread_and_created_in_batches() {
     let (s, err) = h
         .post(
             "/runs/batch",
-            json!([{ "assistant_id": "job" }, { "assistant_id": "job", "input": { "nope": 1 } }]),
+            json!([{ "assistant_id": "job" }, { "assistant_id": "job", "input": { "delay_ms": "soon" } }]),
         )
         .await;
     assert_eq!(s, 422, "{err}");
@@ -576,7 +576,7 @@ async fn runs_are_cancelled_by_thread_and_created_in_batches() {
         err["errors"][0]["path"]
             .as_str()
             .unwrap()
-            .starts_with("$[1].input.nope"),
+            .starts_with("$[1].input.delay_ms"),
         "{err}"
     );
 }
