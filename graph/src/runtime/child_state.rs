@@ -185,6 +185,9 @@ async fn child_state<C: GraphState>(
         tasks,
         interrupts,
         config: snapshot.config,
+        parent_config: snapshot.parent_config,
+        metadata: snapshot.metadata,
+        created_at: snapshot.created_at,
     }))
 }
 

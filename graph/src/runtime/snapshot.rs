@@ -12,7 +12,7 @@ use super::error::{ContinueReason, RunError};
 use super::persist;
 
 /// One task of the step after a checkpoint.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct TaskSnapshot {
     /// The task id.
@@ -31,7 +31,7 @@ pub struct TaskSnapshot {
 
 /// A subgraph's state at its latest checkpoint in one task's namespace. Its channel
 /// values are JSON (the child's state type is not the parent's).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct SubgraphState {
     /// The namespace (`node:digest`, nested levels joined by `|`).
@@ -47,6 +47,12 @@ pub struct SubgraphState {
     pub interrupts: Vec<Interrupt>,
     /// Names the child's checkpoint.
     pub config: CheckpointConfig,
+    /// The child's checkpoint before it, if any.
+    pub parent_config: Option<CheckpointConfig>,
+    /// The child checkpoint's metadata.
+    pub metadata: CheckpointMetadata,
+    /// When the child's checkpoint was written (RFC 3339).
+    pub created_at: String,
 }
 
 /// A thread's state at one checkpoint.

@@ -16,10 +16,39 @@ pub(crate) fn checkpoint_ref(c: &stategraph::checkpoint::CheckpointConfig) -> Va
     })
 }
 
-fn task_json(t: &TaskSnapshot, interrupts: &[stategraph::Interrupt]) -> Value {
+/// Whether `interrupt` was raised by task `t` of the graph at namespace `level`: by
+/// its own node, or inside the subgraph it runs (as LangGraph lists it, on the
+/// parent's task too).
+fn raised_by(t: &TaskSnapshot, interrupt: &stategraph::Interrupt, level: &str) -> bool {
+    let below = if interrupt.ns == level {
+        ""
+    } else if level.is_empty() {
+        interrupt.ns.as_str()
+    } else {
+        match interrupt
+            .ns
+            .strip_prefix(level)
+            .and_then(|r| r.strip_prefix('|'))
+        {
+            Some(rest) => rest,
+            None => return false,
+        }
+    };
+    let Some(segment) = below.split('|').next().filter(|s| !s.is_empty()) else {
+        return interrupt.node == t.node;
+    };
+    match &t.state {
+        Some(child) => child.ns.rsplit('|').next() == Some(segment),
+        None => segment
+            .strip_prefix(t.node.as_str())
+            .is_some_and(|rest| rest.starts_with(':')),
+    }
+}
+
+fn task_json(t: &TaskSnapshot, interrupts: &[stategraph::Interrupt], level: &str) -> Value {
     let own: Vec<_> = interrupts
         .iter()
-        .filter(|i| i.node == t.node && i.ns.is_empty())
+        .filter(|i| raised_by(t, i, level))
         .cloned()
         .collect();
     json!({
@@ -40,12 +69,12 @@ fn subgraph_json(s: &SubgraphState) -> Value {
     json!({
         "values": values,
         "next": s.next,
-        "tasks": s.tasks.iter().map(|t| task_json(t, &s.interrupts)).collect::<Vec<_>>(),
+        "tasks": s.tasks.iter().map(|t| task_json(t, &s.interrupts, &s.ns)).collect::<Vec<_>>(),
         "checkpoint": checkpoint_ref(&s.config),
         "interrupts": interrupts_json(&s.interrupts),
-        "metadata": null,
-        "created_at": null,
-        "parent_checkpoint": null,
+        "metadata": s.metadata,
+        "created_at": s.created_at,
+        "parent_checkpoint": s.parent_config.as_ref().map(checkpoint_ref),
     })
 }
 
@@ -57,7 +86,7 @@ pub(crate) fn snapshot_json<S: GraphState>(s: &StateSnapshot<S>) -> Value {
     json!({
         "values": values,
         "next": s.next,
-        "tasks": s.tasks.iter().map(|t| task_json(t, &s.interrupts)).collect::<Vec<_>>(),
+        "tasks": s.tasks.iter().map(|t| task_json(t, &s.interrupts, "")).collect::<Vec<_>>(),
         "metadata": s.metadata,
         "created_at": s.created_at,
         "checkpoint": checkpoint_ref(&s.config),

@@ -25,14 +25,7 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Error>> {
-    let Some(python) = std::env::var_os("STATEGRAPH_SDK_PYTHON").filter(|p| !p.is_empty()) else {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{SKIPPED}");
-        }
-        // Straight to the process's stderr: the test harness hides what passing tests
-        // print, and this notice should be seen.
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "{SKIPPED}");
+    let Some(python) = sdk_python() else {
         return Ok(());
     };
     let dir = tempfile::tempdir()?;
@@ -52,16 +45,58 @@ async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Err
         .await?;
     let keyed_url = format!("http://{}", keyed.local_addr());
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/acceptance.py");
-    println!(
-        "{} {script} {url} {keyed_url} {API_KEY}",
-        python.to_string_lossy()
-    );
+    let result = run_script(&python, script, &[&url, &keyed_url, API_KEY]).await;
+    running.shutdown().await?;
+    keyed.shutdown().await?;
+    result
+}
 
-    let mut child = Command::new(&python)
+/// `RemoteGraph` (from the `langgraph` package) runs served graphs alone and as a
+/// node of a local graph: `tests/sdk/remote_graph.py`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_graph_runs_served_graphs() -> Result<(), Box<dyn std::error::Error>> {
+    let Some(python) = sdk_python() else {
+        return Ok(());
+    };
+    let dir = tempfile::tempdir()?;
+    let running = crate::common::with_graphs(Server::new())
+        .sqlite(dir.path().join("server.sqlite"))
+        .bind("127.0.0.1:0")
+        .await?;
+    let url = format!("http://{}", running.local_addr());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/remote_graph.py");
+    let result = run_script(&python, script, &[&url]).await;
+    running.shutdown().await?;
+    result
+}
+
+/// The python of `STATEGRAPH_SDK_PYTHON`; without it, says the test is skipped (a
+/// failure under `CI=true`).
+fn sdk_python() -> Option<std::ffi::OsString> {
+    let python = std::env::var_os("STATEGRAPH_SDK_PYTHON").filter(|p| !p.is_empty());
+    if python.is_none() {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{SKIPPED}");
+        }
+        // Straight to the process's stderr: the test harness hides what passing tests
+        // print, and this notice should be seen.
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{SKIPPED}");
+    }
+    python
+}
+
+/// Runs a check script to its end, printing its lines as they come; fails on a
+/// `FAIL` line, a non-zero exit or the time limit.
+async fn run_script(
+    python: &std::ffi::OsStr,
+    script: &str,
+    args: &[&str],
+) -> Result<(), Box<dyn std::error::Error>> {
+    println!("{} {script} {}", python.to_string_lossy(), args.join(" "));
+    let mut child = Command::new(python)
         .arg(script)
-        .arg(&url)
-        .arg(&keyed_url)
-        .arg(API_KEY)
+        .args(args)
         .env("PYTHONUNBUFFERED", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -104,29 +139,21 @@ async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Err
     } else {
         tokio::time::timeout_at(deadline, child.wait()).await.ok()
     };
-    let status = match status {
-        Some(status) => Some(status?),
-        None => {
-            child.start_kill()?;
-            None
-        }
-    };
-    running.shutdown().await?;
-    keyed.shutdown().await?;
-
     let Some(status) = status else {
+        child.start_kill()?;
         panic!(
-            "the acceptance script did not finish within {}s; failed so far: {failed:#?}",
+            "{script} did not finish within {}s; failed so far: {failed:#?}",
             SCRIPT_TIMEOUT.as_secs()
         );
     };
+    let status = status?;
     assert!(
         status.success(),
-        "the acceptance script failed ({status}); failed checks: {failed:#?}"
+        "{script} failed ({status}); failed checks: {failed:#?}"
     );
     assert!(
         failed.is_empty(),
-        "the script exited 0 but reported failed checks: {failed:#?}"
+        "{script} exited 0 but reported failed checks: {failed:#?}"
     );
     Ok(())
 }
