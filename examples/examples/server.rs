@@ -1,5 +1,14 @@
-//! Serves the research pipeline over the Agent Protocol / LangGraph Platform API,
-//! so LangGraph's own clients drive it (the Python `langgraph-sdk`, agent UIs).
+//! Serves graphs over the Agent Protocol / LangGraph Platform API, so LangGraph's own
+//! clients drive them (the Python and JS `langgraph-sdk`, `RemoteGraph`, agent-chat-ui
+//! and other chat UIs):
+//!
+//! - `agent`: a chat agent with tools (weather, currency) and a long-term memory of
+//!   each user's preferences. Its model is a deterministic offline stand-in that
+//!   streams its answers word by word and calls a tool when asked ("what should I
+//!   pack for Oslo tomorrow?").
+//! - `agent_approval`: the same agent, asking for approval (an interrupt) before it
+//!   runs a tool; resume with `true` or `false`.
+//! - `research`: the demo pipeline, pausing for a human's verdict.
 //!
 //! ```sh
 //! cargo run -p stategraph-examples --example server                 # SQLite, 127.0.0.1:2024
@@ -15,7 +24,9 @@
 //! ```
 
 use std::process::ExitCode;
+use std::time::Duration;
 
+use stategraph_examples::agent::{self, Approval};
 use stategraph_examples::research;
 use stategraph_server::Server;
 
@@ -63,13 +74,20 @@ async fn serve() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
+    // Words come every 50 ms: a chat UI shows the answer being written.
+    let model = agent::ScriptedAssistant::paced(Duration::from_millis(50));
     let running = Server::new()
+        .graph("agent", agent::graph(model, Approval::Never)?)
+        .graph(
+            "agent_approval",
+            agent::graph(model, Approval::BeforeTools)?,
+        )
         .graph("research", research::graph())
         .sqlite(&db)
         .bind(&addr)
         .await?;
     println!(
-        "serving graph `research` on http://{} (runs in {db}); Ctrl-C or SIGTERM stops",
+        "serving graphs `agent`, `agent_approval` and `research` on http://{} (runs in {db}); Ctrl-C or SIGTERM stops",
         running.local_addr()
     );
     // Stops taking requests, lets open ones finish and hands held runs back.

@@ -21,8 +21,9 @@
 //! running `memory` again (a resume, a retry) stores the same thing.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use futures::stream;
+use futures::{StreamExt, stream};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use stategraph::prelude::*;
@@ -34,7 +35,7 @@ use stategraph_agent::{
 };
 
 /// The agent's state.
-#[derive(GraphState, Clone, Debug, Default)]
+#[derive(GraphState, schemars::JsonSchema, Clone, Debug, Default)]
 pub struct Agent {
     /// Whose conversation this is: the key of their long-term memory.
     pub user: String,
@@ -55,7 +56,7 @@ impl AgentState for Agent {
 }
 
 /// A user's preferences, kept in the store across threads.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema, Clone, Debug, Default, PartialEq)]
 pub struct Prefs {
     /// `"celsius"` or `"fahrenheit"`.
     pub temperature_unit: String,
@@ -117,9 +118,20 @@ pub fn tools() -> Tools {
 /// A scripted, deterministic stand-in for a language model: asks for the tools the
 /// question needs, then answers from their results. It reads the user's preferred
 /// units from the system prompt, as a real model would. Same conversation in, same
-/// reply out; streamed a word at a time.
+/// reply out; streamed a word at a time (with a pause before each word, if set, so
+/// a client sees the answer being written).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ScriptedAssistant;
+pub struct ScriptedAssistant {
+    pause: Duration,
+}
+
+impl ScriptedAssistant {
+    /// The same model, pausing `pause` before each word it streams.
+    #[must_use]
+    pub fn paced(pause: Duration) -> Self {
+        Self { pause }
+    }
+}
 
 impl ChatModel for ScriptedAssistant {
     fn invoke<'a>(
@@ -143,7 +155,13 @@ impl ChatModel for ScriptedAssistant {
             whole.content.clear();
             chunks.push(whole);
         }
-        Box::pin(stream::iter(chunks.into_iter().map(Ok)))
+        let pause = self.pause;
+        Box::pin(stream::iter(chunks).then(move |chunk| async move {
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
+            }
+            Ok(chunk)
+        }))
     }
 }
 
@@ -191,6 +209,10 @@ fn scripted_reply(messages: &[Message]) -> Message {
                 capitalized(&p.temperature_unit)
             ));
         }
+        return Message::assistant(
+            "Hello! Ask me what to pack for Oslo tomorrow, or what 120 EUR is in NOK, \
+             and I will use my tools to find out.",
+        );
     }
     let facts: Vec<&str> = results
         .iter()
@@ -216,7 +238,13 @@ fn capitalized(word: &str) -> String {
 #[node]
 async fn memory(agent: &Agent, ctx: &NodeContext) -> Result<AgentUpdate, NodeError> {
     let store = ctx.store()?;
-    let namespace = ["users", agent.user.as_str()];
+    // A client that names no user (a chat UI) shares one memory.
+    let user = if agent.user.is_empty() {
+        "anonymous"
+    } else {
+        agent.user.as_str()
+    };
+    let namespace = ["users", user];
     let latest = agent.messages.iter().rev().find(|m| m.role == Role::User);
     if let Some(prefs) = latest.and_then(|m| stated_preference(&m.content)) {
         store.put_typed(&namespace, "prefs", &prefs).await?;
@@ -236,25 +264,47 @@ pub enum BuildAgentError {
     Graph(#[from] stategraph::BuildError),
 }
 
-/// The agent graph, remembering users in `store` and threads in memory: `memory`,
-/// then the agent (`agent`, `approve`, `tools`), asking for approval before every
-/// tool.
+/// Whether the agent asks before it runs a tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Approval {
+    /// An interrupt before every tool call: resume with `true` to run the tools.
+    BeforeTools,
+    /// Tools run as soon as the model asks for them.
+    Never,
+}
+
+/// The agent graph, to compile or serve: `memory`, then the agent (`agent`,
+/// `approve` when `approval` asks for it, `tools`), with `model` as its model.
+///
+/// # Errors
+/// None in practice: the graph is fixed and valid.
+pub fn graph(
+    model: ScriptedAssistant,
+    approval: Approval,
+) -> Result<StateGraph<Agent>, BuildAgentError> {
+    let mut graph = StateGraph::<Agent>::new();
+    graph.add_node(memory).add_edge(START, memory);
+    let mut agent = ReactAgent::<Agent>::new(model, tools()).system_prompt_with(|agent: &Agent| {
+        agent
+            .prefs
+            .as_ref()
+            .map(|p| format!("The user wants temperatures in {}.", p.temperature_unit))
+    });
+    if approval == Approval::BeforeTools {
+        agent = agent.approve_before(["get_weather", "convert_currency"]);
+    }
+    let nodes = agent.add_to(&mut graph)?;
+    graph.add_edge(memory, &nodes.agent);
+    Ok(graph)
+}
+
+/// The agent graph, remembering users in `store` and threads in memory, asking for
+/// approval before every tool.
 ///
 /// # Errors
 /// None in practice: the graph is fixed and valid.
 pub fn build(store: Arc<dyn Store>) -> Result<CompiledGraph<Agent>, BuildAgentError> {
-    let mut graph = StateGraph::<Agent>::new();
-    graph.add_node(memory).add_edge(START, memory);
-    let nodes = ReactAgent::<Agent>::new(ScriptedAssistant, tools())
-        .approve_before(["get_weather", "convert_currency"])
-        .system_prompt_with(|agent: &Agent| {
-            agent
-                .prefs
-                .as_ref()
-                .map(|p| format!("The user wants temperatures in {}.", p.temperature_unit))
-        })
-        .add_to(&mut graph)?;
-    graph.add_edge(memory, &nodes.agent);
+    let graph = graph(ScriptedAssistant::default(), Approval::BeforeTools)?;
     Ok(graph.compile_with(
         CompileOptions::new()
             .checkpointer(InMemorySaver::new())

@@ -8,6 +8,7 @@ mod common;
 mod pg;
 
 mod cancel_drill;
+mod clients;
 mod hostile;
 mod http_api;
 mod http_browsers;
@@ -16,7 +17,6 @@ mod http_runs;
 mod postgres_processes;
 mod postgres_runs;
 mod postgres_tls;
-mod python_sdk;
 mod slow_clients;
 mod studio;
 mod studio_browser;

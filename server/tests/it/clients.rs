@@ -1,21 +1,30 @@
-//! LangGraph's own Python client, `langgraph-sdk`, drives the server: the acceptance
-//! script `tests/sdk/acceptance.py` covers assistants, threads, state and history,
-//! streamed, background, joined and stateless runs, every multitask strategy, the error
-//! statuses, the store and API keys, using nothing but the SDK's client methods.
+//! LangGraph's own clients drive the server, each through a check script of its own
+//! that prints one `ok`/`FAIL` line per check:
 //!
-//! The python comes from `STATEGRAPH_SDK_PYTHON` (a python executable with
-//! `langgraph-sdk` installed; `.ci/run` makes one). Without it the test says so on
-//! stderr and passes, except under `CI=true`, where it fails.
+//! - `langgraph-sdk` (Python): `tests/sdk/acceptance.py` covers assistants, threads,
+//!   state and history, streamed, background, joined and stateless runs, every
+//!   multitask strategy, the error statuses, the store and API keys, using nothing
+//!   but the SDK's client methods;
+//! - `RemoteGraph` (Python `langgraph`): `tests/sdk/remote_graph.py`;
+//! - `@langchain/langgraph-sdk` (JS, in Node): `tests/js/sdk.cjs`, against the chat
+//!   agent of the server example and the demo pipeline.
+//!
+//! The Python comes from `STATEGRAPH_SDK_PYTHON` (a python with `langgraph-sdk` and
+//! `langgraph`), the JS packages from `STATEGRAPH_JS_MODULES` (a `node_modules`
+//! directory with `@langchain/langgraph-sdk`); `.ci/run` makes both. Without them a
+//! test says so on stderr and passes, except under `CI=true`, where it fails.
 
 use std::process::Stdio;
 use std::time::Duration;
 
+use stategraph_examples::agent::{self, Approval};
 use stategraph_server::Server;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-const SKIPPED: &str =
-    "SKIPPED: set STATEGRAPH_SDK_PYTHON to a python with langgraph-sdk (see .ci/run)";
+const SKIPPED_PYTHON: &str =
+    "SKIPPED: set STATEGRAPH_SDK_PYTHON to a python with langgraph-sdk and langgraph (see .ci/run)";
+const SKIPPED_JS: &str = "SKIPPED: set STATEGRAPH_JS_MODULES to a node_modules directory with @langchain/langgraph-sdk (see .ci/run)";
 
 /// The key of the second server, which checks the SDK's `api_key`.
 const API_KEY: &str = "sdk-acceptance-key";
@@ -45,7 +54,9 @@ async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Err
         .await?;
     let keyed_url = format!("http://{}", keyed.local_addr());
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/acceptance.py");
-    let result = run_script(&python, script, &[&url, &keyed_url, API_KEY]).await;
+    let mut command = Command::new(&python);
+    command.arg(script).args([&url, &keyed_url, API_KEY]);
+    let result = run_checks(command, script).await;
     running.shutdown().await?;
     keyed.shutdown().await?;
     result
@@ -65,45 +76,69 @@ async fn remote_graph_runs_served_graphs() -> Result<(), Box<dyn std::error::Err
         .await?;
     let url = format!("http://{}", running.local_addr());
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/remote_graph.py");
-    let result = run_script(&python, script, &[&url]).await;
+    let mut command = Command::new(&python);
+    command.arg(script).arg(&url);
+    let result = run_checks(command, script).await;
     running.shutdown().await?;
     result
 }
 
-/// The python of `STATEGRAPH_SDK_PYTHON`; without it, says the test is skipped (a
-/// failure under `CI=true`).
+/// `@langchain/langgraph-sdk` in Node drives the chat agent and the demo pipeline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn langgraph_js_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Error>> {
+    let Some(modules) = from_env("STATEGRAPH_JS_MODULES", SKIPPED_JS) else {
+        return Ok(());
+    };
+    let dir = tempfile::tempdir()?;
+    let model = agent::ScriptedAssistant::paced(Duration::from_millis(20));
+    let running = Server::new()
+        .graph("agent", agent::graph(model, Approval::Never)?)
+        .graph("research", stategraph_examples::research::graph())
+        .sqlite(dir.path().join("server.sqlite"))
+        .bind("127.0.0.1:0")
+        .await?;
+    let url = format!("http://{}", running.local_addr());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/js/sdk.cjs");
+    let mut command = Command::new("node");
+    command.arg(script).arg(&url).env("NODE_PATH", &modules);
+    let result = run_checks(command, script).await;
+    running.shutdown().await?;
+    result
+}
+
+/// The python of `STATEGRAPH_SDK_PYTHON`.
 fn sdk_python() -> Option<std::ffi::OsString> {
-    let python = std::env::var_os("STATEGRAPH_SDK_PYTHON").filter(|p| !p.is_empty());
-    if python.is_none() {
+    from_env("STATEGRAPH_SDK_PYTHON", SKIPPED_PYTHON)
+}
+
+/// The environment variable `name`; without it, says the test is skipped (a failure
+/// under `CI=true`).
+fn from_env(name: &str, skipped: &str) -> Option<std::ffi::OsString> {
+    let value = std::env::var_os(name).filter(|p| !p.is_empty());
+    if value.is_none() {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{SKIPPED}");
+            panic!("{skipped}");
         }
         // Straight to the process's stderr: the test harness hides what passing tests
         // print, and this notice should be seen.
         use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "{SKIPPED}");
+        let _ = writeln!(std::io::stderr(), "{skipped}");
     }
-    python
+    value
 }
 
 /// Runs a check script to its end, printing its lines as they come; fails on a
 /// `FAIL` line, a non-zero exit or the time limit.
-async fn run_script(
-    python: &std::ffi::OsStr,
-    script: &str,
-    args: &[&str],
-) -> Result<(), Box<dyn std::error::Error>> {
-    println!("{} {script} {}", python.to_string_lossy(), args.join(" "));
-    let mut child = Command::new(python)
-        .arg(script)
-        .args(args)
+async fn run_checks(mut command: Command, script: &str) -> Result<(), Box<dyn std::error::Error>> {
+    println!("{script}");
+    let mut child = command
         .env("PYTHONUNBUFFERED", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", python.to_string_lossy()))?;
+        .map_err(|e| format!("cannot start the checks of {script}: {e}"))?;
     let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout pipe")?).lines();
     let mut stderr = BufReader::new(child.stderr.take().ok_or("no stderr pipe")?).lines();
 
