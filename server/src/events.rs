@@ -7,16 +7,18 @@ use stategraph::checkpoint::CheckpointConfig;
 use stategraph::state::{state_to_json, update_to_json};
 use stategraph::{GraphState, Interrupt, MessageChunk, StreamEvent, StreamMode};
 
+use crate::astream::{EventsRun, RunIds};
 use crate::error::ApiError;
 use crate::messages::{MessageForms, MessageParts};
 
-/// The stream modes a request asked for, as given (`events` is accepted and carries
-/// nothing).
+/// The stream modes a request asked for, as given.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Modes {
     pub(crate) graph: Option<StreamMode>,
     /// The wire forms of `MESSAGES` asked for.
     pub(crate) messages: MessageForms,
+    /// `events`: LangChain's `astream_events` shape.
+    pub(crate) events: bool,
 }
 
 /// The mode names a client may ask for.
@@ -56,6 +58,7 @@ impl Modes {
         };
         let mut mode: Option<StreamMode> = None;
         let mut messages = MessageForms::default();
+        let mut events = false;
         for name in names {
             let m = match name {
                 "values" => StreamMode::VALUES,
@@ -72,7 +75,10 @@ impl Modes {
                     messages.tuple = true;
                     StreamMode::MESSAGES
                 }
-                other if KNOWN.contains(&other) => continue,
+                "events" => {
+                    events = true;
+                    continue;
+                }
                 other => {
                     return Err(ApiError::invalid(
                         "$.stream_mode",
@@ -88,14 +94,24 @@ impl Modes {
         Ok(Self {
             graph: mode,
             messages,
+            events,
         })
     }
 
-    /// The modes the graph's stream is asked for (values at least: the run's result
-    /// comes from them).
+    /// The modes the graph's stream is asked for: values at least (the run's result
+    /// comes from them); task events to end a model's reply where its task ends
+    /// (`messages`, `events`); messages for `events`.
     pub(crate) fn for_graph(self) -> StreamMode {
-        self.graph
-            .map_or(StreamMode::VALUES, |m| m | StreamMode::VALUES)
+        let mut mode = self
+            .graph
+            .map_or(StreamMode::VALUES, |m| m | StreamMode::VALUES);
+        if self.events || self.messages != MessageForms::default() {
+            mode = mode | StreamMode::TASKS;
+        }
+        if self.events {
+            mode = mode | StreamMode::MESSAGES;
+        }
+        mode
     }
 
     fn wants(self, mode: StreamMode) -> bool {
@@ -168,10 +184,32 @@ fn values_json<S: GraphState>(values: &S) -> Value {
 /// What the wire of one run remembers between events.
 #[derive(Default)]
 pub(crate) struct WireRun {
-    /// The messages being joined, for the `messages` form.
+    /// The messages being written.
     parts: MessageParts,
-    /// The last `values` sent: an interrupt repeats them with `__interrupt__`.
+    /// The last `values`: an interrupt repeats them with `__interrupt__`.
     last_values: Option<Value>,
+    /// The `events` mode's memory, when asked for.
+    events: Option<EventsRun>,
+}
+
+impl WireRun {
+    /// The wire of a run asking for `modes`.
+    pub(crate) fn new(modes: Modes, ids: RunIds) -> Self {
+        Self {
+            events: modes.events.then(|| EventsRun::new(ids)),
+            ..Self::default()
+        }
+    }
+
+    /// What is sent before the run's first event.
+    pub(crate) fn begin(&self, input: Value) -> Vec<(String, Value)> {
+        self.events.iter().map(|e| e.begin(input.clone())).collect()
+    }
+
+    /// What is sent after the run's last event, given its final values.
+    pub(crate) fn end(&self, output: &Value) -> Vec<(String, Value)> {
+        self.events.iter().map(|e| e.end(output.clone())).collect()
+    }
 }
 
 /// The wire events for one typed event, given the requested modes.
@@ -183,10 +221,16 @@ pub(crate) fn to_wire<S: GraphState>(
     let one = |name: &str, data: Value| vec![(name.to_string(), data)];
     let parts = &mut run.parts;
     match event {
-        StreamEvent::Values { values, .. } if modes.wants(StreamMode::VALUES) => {
+        StreamEvent::Values { values, .. }
+            if modes.wants(StreamMode::VALUES) || run.events.is_some() =>
+        {
             let values = values_json(values);
             run.last_values = Some(values.clone());
-            one("values", values)
+            if modes.wants(StreamMode::VALUES) {
+                one("values", values)
+            } else {
+                Vec::new()
+            }
         }
         StreamEvent::Updates { node, updates, .. } if modes.wants(StreamMode::UPDATES) => {
             one("updates", json!({ node: updates_json::<S>(updates) }))
@@ -194,13 +238,54 @@ pub(crate) fn to_wire<S: GraphState>(
         StreamEvent::Custom { value, .. } if modes.wants(StreamMode::CUSTOM) => {
             one("custom", value.clone())
         }
-        StreamEvent::Message { step, node, chunk } if modes.wants(StreamMode::MESSAGES) => {
-            parts.wire(modes.messages, *step, node, "", chunk)
+        StreamEvent::Message { step, node, chunk } => {
+            // `events` first: an adapter reading both (AG-UI's) follows `events`
+            // once it has seen one, and would show the first piece twice.
+            let first = parts.is_new(&chunk.id);
+            let mut out = match &run.events {
+                Some(events) => events.message(*step, node, chunk, first),
+                None => Vec::new(),
+            };
+            out.extend(parts.wire(modes.messages, *step, node, "", chunk));
+            out
         }
-        StreamEvent::TaskStart { .. } | StreamEvent::TaskResult { .. }
-            if modes.wants(StreamMode::TASKS) =>
-        {
-            one("tasks", task_json(event))
+        StreamEvent::TaskStart {
+            step,
+            id,
+            node,
+            input,
+            ..
+        } => {
+            let mut out = Vec::new();
+            if let Some(events) = &run.events {
+                let input = input.clone().or_else(|| run.last_values.clone());
+                out.push(events.task_start(*step, id, node, input.unwrap_or(Value::Null)));
+            }
+            if modes.wants(StreamMode::TASKS) {
+                out.push(("tasks".to_string(), task_json(event)));
+            }
+            out
+        }
+        StreamEvent::TaskResult {
+            step,
+            id,
+            node,
+            error,
+            result,
+            ..
+        } => {
+            let (mut out, finished) = parts.finish_task(modes.messages, node, "");
+            if let Some(events) = &mut run.events {
+                let output = match error {
+                    Some(e) => json!({ "error": e }),
+                    None => updates_json::<S>(result),
+                };
+                out.extend(events.task_end(*step, id, node, output, &finished));
+            }
+            if modes.wants(StreamMode::TASKS) {
+                out.push(("tasks".to_string(), task_json(event)));
+            }
+            out
         }
         StreamEvent::Checkpoint { .. } if modes.wants(StreamMode::CHECKPOINTS) => {
             one("checkpoints", checkpoint_json(event))

@@ -5,6 +5,7 @@
 )]
 
 mod app;
+mod astream;
 mod builder;
 mod cors;
 mod db;

@@ -70,7 +70,7 @@ pub(crate) fn chunk_json(chunk: &MessageChunk) -> Value {
 }
 
 /// The message so far, as LangGraph's message dict.
-fn message_json(b: &MessageBuilder, role: Role, tool_call_id: Option<&str>) -> Value {
+pub(crate) fn message_json(b: &MessageBuilder, role: Role, tool_call_id: Option<&str>) -> Value {
     // Calls whose arguments are not whole yet are left out until they are.
     let tool_calls: Vec<Value> = b
         .clone()
@@ -98,14 +98,35 @@ fn message_json(b: &MessageBuilder, role: Role, tool_call_id: Option<&str>) -> V
     out
 }
 
-/// The messages of one run being joined, for the `messages` form.
+/// A message being written: its pieces so far, and the task writing it.
+struct Open {
+    node: String,
+    ns: String,
+    step: i64,
+    builder: MessageBuilder,
+}
+
+/// A message whose task ended: whole, with where it was written.
+pub(crate) struct Finished {
+    pub(crate) node: String,
+    pub(crate) step: i64,
+    pub(crate) message: stategraph::Message,
+}
+
+/// The messages of one run being written, by id, until the task writing them ends.
 #[derive(Default)]
 pub(crate) struct MessageParts {
-    building: HashMap<String, MessageBuilder>,
+    open: HashMap<String, Open>,
 }
 
 impl MessageParts {
-    /// The wire events for one piece.
+    /// Whether no piece of message `id` came yet.
+    pub(crate) fn is_new(&self, id: &str) -> bool {
+        !self.open.contains_key(id)
+    }
+
+    /// The wire events for one piece (none when neither form was asked for; the
+    /// piece is kept either way, for the message's end).
     pub(crate) fn wire(
         &mut self,
         forms: MessageForms,
@@ -114,11 +135,7 @@ impl MessageParts {
         ns: &str,
         chunk: &MessageChunk,
     ) -> Vec<(String, Value)> {
-        let suffix = if ns.is_empty() {
-            String::new()
-        } else {
-            format!("|{ns}")
-        };
+        let suffix = suffix(ns);
         let meta = metadata(step, node, ns);
         let mut out = Vec::new();
         if forms.tuple {
@@ -127,28 +144,91 @@ impl MessageParts {
                 json!([chunk_json(chunk), meta]),
             ));
         }
-        if forms.partial {
-            let first = !self.building.contains_key(&chunk.id);
-            let b = self.building.entry(chunk.id.clone()).or_default();
-            if first {
-                out.push((
-                    format!("messages/metadata{suffix}"),
-                    json!({ chunk.id.clone(): { "metadata": meta } }),
-                ));
-            }
-            if b.push(chunk).is_ok() {
-                // A tool's answer comes whole; a model's reply piece by piece.
-                let kind = if chunk.role == Role::Tool {
-                    "complete"
-                } else {
-                    "partial"
-                };
-                out.push((
-                    format!("messages/{kind}{suffix}"),
-                    json!([message_json(b, chunk.role, chunk.tool_call_id.as_deref())]),
-                ));
-            }
+        let first = self.is_new(&chunk.id);
+        let open = self.open.entry(chunk.id.clone()).or_insert_with(|| Open {
+            node: node.to_string(),
+            ns: ns.to_string(),
+            step,
+            builder: MessageBuilder::new(),
+        });
+        if forms.partial && first {
+            out.push((
+                format!("messages/metadata{suffix}"),
+                json!({ chunk.id.clone(): { "metadata": meta } }),
+            ));
+        }
+        if open.builder.push(chunk).is_ok() && forms.partial {
+            // A tool's answer comes whole; a model's reply piece by piece.
+            let kind = if chunk.role == Role::Tool {
+                "complete"
+            } else {
+                "partial"
+            };
+            out.push((
+                format!("messages/{kind}{suffix}"),
+                json!([message_json(
+                    &open.builder,
+                    chunk.role,
+                    chunk.tool_call_id.as_deref()
+                )]),
+            ));
         }
         out
+    }
+
+    /// The task of `node` (in namespace `ns`) ended: its messages are whole. In the
+    /// `messages-tuple` form each model reply gets a last, empty piece carrying
+    /// `finish_reason` (`stop`, or `tool_calls`), as a model's stream ends; the
+    /// messages themselves are returned.
+    pub(crate) fn finish_task(
+        &mut self,
+        forms: MessageForms,
+        node: &str,
+        ns: &str,
+    ) -> (Vec<(String, Value)>, Vec<Finished>) {
+        let ids: Vec<String> = self
+            .open
+            .iter()
+            .filter(|(_, o)| o.node == node && o.ns == ns)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut out = Vec::new();
+        let mut finished = Vec::new();
+        for id in ids {
+            let Some(open) = self.open.remove(&id) else {
+                continue;
+            };
+            let Ok(message) = open.builder.finish() else {
+                continue;
+            };
+            if forms.tuple && message.role == Role::Assistant {
+                let reason = if message.tool_calls.is_empty() {
+                    "stop"
+                } else {
+                    "tool_calls"
+                };
+                let mut last = chunk_json(&MessageChunk::text(id.clone(), ""));
+                last["response_metadata"] = json!({ "finish_reason": reason });
+                last["chunk_position"] = json!("last");
+                out.push((
+                    format!("messages{}", suffix(ns)),
+                    json!([last, metadata(open.step, node, ns)]),
+                ));
+            }
+            finished.push(Finished {
+                node: open.node,
+                step: open.step,
+                message,
+            });
+        }
+        (out, finished)
+    }
+}
+
+fn suffix(ns: &str) -> String {
+    if ns.is_empty() {
+        String::new()
+    } else {
+        format!("|{ns}")
     }
 }

@@ -112,13 +112,18 @@ async fn prepare_run(
             "not supported by this server: leave it out",
         ));
     }
-    if req.input.as_ref().is_some_and(|v| !v.is_null())
-        && req.command.as_ref().is_some_and(|v| !v.is_null())
-    {
-        return Err(ApiError::invalid(
-            "$",
-            "give `input` or `command`, not both",
-        ));
+    // Both: the command runs, as on LangGraph Platform (CopilotKit's adapter sends
+    // its state beside a resume); strict input refuses it.
+    let input_ignored = req.input.as_ref().is_some_and(|v| !v.is_null())
+        && req.command.as_ref().is_some_and(|v| !v.is_null());
+    if input_ignored {
+        if app.limits.strict_input {
+            return Err(ApiError::invalid(
+                "$",
+                "give `input` or `command`, not both",
+            ));
+        }
+        req.input = None;
     }
     let command = match &req.command {
         None | Some(Value::Null) => None,
@@ -201,6 +206,13 @@ async fn prepare_run(
     thread_metadata.insert("graph_id".into(), json!(graph.name()));
     thread_metadata.insert("assistant_id".into(), json!(assistant.id));
     let mut metadata = req.metadata.unwrap_or_default();
+    if input_ignored {
+        tracing::warn!(graph = graph.name(), thread_id = %thread_id, "a run's input was ignored: it has a command");
+        metadata.insert(
+            "input_ignored".into(),
+            json!("the run has a command, which runs instead"),
+        );
+    }
     if !dropped.is_empty() {
         tracing::warn!(
             graph = graph.name(),

@@ -202,6 +202,13 @@ fn message_out(item: &mut Value) {
     }
 }
 
+/// A whole message in LangChain's shape.
+pub(crate) fn langchain_message(message: &stategraph::Message) -> Value {
+    let mut out = serde_json::to_value(message).unwrap_or(Value::Null);
+    message_out(&mut out);
+    out
+}
+
 fn tool_call_out(call: Value) -> Value {
     let Value::Object(mut c) = call else {
         return call;

@@ -18,9 +18,10 @@ use stategraph::{
 };
 use tokio::sync::mpsc;
 
+use crate::astream::RunIds;
 use crate::error::ApiError;
 use crate::events::{Modes, WireRun, interrupts_json, to_wire};
-pub(crate) use chat::{output as chat_output, untyped_output, update_output};
+pub(crate) use chat::{langchain_message, output as chat_output, untyped_output, update_output};
 pub(crate) use state::{checkpoint_ref, update_response};
 
 /// `command` of a run request: resume an interrupt, write an update, go to nodes.
@@ -275,7 +276,17 @@ impl<S: GraphState> Entry<S> {
         let mut stream = self.graph.stream(input, &config, req.modes.for_graph());
         let mut last_values: Option<Value> = None;
         let mut interrupts = Value::Array(Vec::new());
-        let mut wire_run = WireRun::default();
+        let mut wire_run = WireRun::new(
+            req.modes,
+            RunIds {
+                graph: self.name.clone(),
+                run_id: req.run_id.clone(),
+                thread_id: req.thread_id.clone(),
+            },
+        );
+        for wire in wire_run.begin(req.input.clone().unwrap_or(Value::Null)) {
+            let _ = events.send(wire).await;
+        }
         while let Some(event) = stream.next().await {
             match event {
                 Ok(event) => {
@@ -307,7 +318,7 @@ impl<S: GraphState> Entry<S> {
         // The thread's own view (a resumed or continued run's last values event may
         // predate writes it restored); fall back to what streamed.
         let config = RunConfig::new().thread(req.thread_id.as_str());
-        match self.graph.get_state(&config).await {
+        let end = match self.graph.get_state(&config).await {
             Ok(Some(s)) => RunEnd::Done {
                 values: self.values_of(&s.values),
                 interrupts: interrupts_json(&s.interrupts),
@@ -318,7 +329,13 @@ impl<S: GraphState> Entry<S> {
                 values: last_values.unwrap_or_else(|| json!({})),
                 interrupts,
             },
+        };
+        if let RunEnd::Done { values, .. } = &end {
+            for wire in wire_run.end(values) {
+                let _ = events.send(wire).await;
+            }
         }
+        end
     }
 
     /// A state as the wire shows it.

@@ -7,11 +7,12 @@
 //!   but the SDK's client methods;
 //! - `RemoteGraph` (Python `langgraph`): `tests/sdk/remote_graph.py`;
 //! - `@langchain/langgraph-sdk` (JS, in Node): `tests/js/sdk.cjs`, against the chat
-//!   agent of the server example and the demo pipeline.
+//!   agent of the server example and the demo pipeline;
+//! - `@ag-ui/langgraph` (CopilotKit's AG-UI adapter, in Node): `tests/js/ag_ui.cjs`.
 //!
 //! The Python comes from `STATEGRAPH_SDK_PYTHON` (a python with `langgraph-sdk` and
 //! `langgraph`), the JS packages from `STATEGRAPH_JS_MODULES` (a `node_modules`
-//! directory with `@langchain/langgraph-sdk`); `.ci/run` makes both. Without them a
+//! directory with `@langchain/langgraph-sdk` and `@ag-ui/langgraph`); `.ci/run` makes both. Without them a
 //! test says so on stderr and passes, except under `CI=true`, where it fails.
 
 use std::process::Stdio;
@@ -24,7 +25,7 @@ use tokio::process::Command;
 
 const SKIPPED_PYTHON: &str =
     "SKIPPED: set STATEGRAPH_SDK_PYTHON to a python with langgraph-sdk and langgraph (see .ci/run)";
-const SKIPPED_JS: &str = "SKIPPED: set STATEGRAPH_JS_MODULES to a node_modules directory with @langchain/langgraph-sdk (see .ci/run)";
+const SKIPPED_JS: &str = "SKIPPED: set STATEGRAPH_JS_MODULES to a node_modules directory with @langchain/langgraph-sdk and @ag-ui/langgraph (see .ci/run)";
 
 /// The key of the second server, which checks the SDK's `api_key`.
 const API_KEY: &str = "sdk-acceptance-key";
@@ -86,6 +87,19 @@ async fn remote_graph_runs_served_graphs() -> Result<(), Box<dyn std::error::Err
 /// `@langchain/langgraph-sdk` in Node drives the chat agent and the demo pipeline.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn langgraph_js_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Error>> {
+    node_checks("sdk.cjs").await
+}
+
+/// CopilotKit's AG-UI adapter (`@ag-ui/langgraph`'s `LangGraphAgent`) runs the chat
+/// agent: a text turn, a tool call, an approval interrupt and its resume.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ag_ui_langgraph_agent_drives_the_server() -> Result<(), Box<dyn std::error::Error>> {
+    node_checks("ag_ui.cjs").await
+}
+
+/// Runs `tests/js/<script>` in Node against a server of the chat agent (`agent`, and
+/// `agent_approval` asking before its tools) and the demo pipeline (`research`).
+async fn node_checks(script: &str) -> Result<(), Box<dyn std::error::Error>> {
     let Some(modules) = from_env("STATEGRAPH_JS_MODULES", SKIPPED_JS) else {
         return Ok(());
     };
@@ -93,15 +107,19 @@ async fn langgraph_js_sdk_drives_the_server() -> Result<(), Box<dyn std::error::
     let model = agent::ScriptedAssistant::paced(Duration::from_millis(20));
     let running = Server::new()
         .graph("agent", agent::graph(model, Approval::Never)?)
+        .graph(
+            "agent_approval",
+            agent::graph(model, Approval::BeforeTools)?,
+        )
         .graph("research", stategraph_examples::research::graph())
         .sqlite(dir.path().join("server.sqlite"))
         .bind("127.0.0.1:0")
         .await?;
     let url = format!("http://{}", running.local_addr());
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/js/sdk.cjs");
+    let script = format!("{}/tests/js/{script}", env!("CARGO_MANIFEST_DIR"));
     let mut command = Command::new("node");
-    command.arg(script).arg(&url).env("NODE_PATH", &modules);
-    let result = run_checks(command, script).await;
+    command.arg(&script).arg(&url).env("NODE_PATH", &modules);
+    let result = run_checks(command, &script).await;
     running.shutdown().await?;
     result
 }

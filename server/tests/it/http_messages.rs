@@ -40,7 +40,17 @@ async fn messages_tuple_streams_each_piece_with_its_node_and_step() {
         .filter(|(e, _)| e == "messages")
         .map(|(_, d)| d)
         .collect();
-    assert_eq!(pieces.len(), 6, "{all:?}");
+    // Six pieces of text, then an empty one ending the reply, as a model's stream
+    // ends: `finish_reason` in its `response_metadata`.
+    assert_eq!(pieces.len(), 7, "{all:?}");
+    let last = pieces.last().unwrap();
+    assert_eq!(last[0]["content"], "");
+    assert_eq!(last[0]["response_metadata"]["finish_reason"], "stop");
+    assert!(
+        pieces[..6]
+            .iter()
+            .all(|p| p[0]["response_metadata"] == json!({}))
+    );
     let text: String = pieces
         .iter()
         .map(|p| p[0]["content"].as_str().unwrap())
@@ -195,4 +205,123 @@ async fn messages_go_out_in_langchains_shape_and_come_in_in_every_form_it_sends(
     );
     let (_, after) = h.get(&format!("/threads/{t}/state")).await;
     assert_eq!(after["values"], state["values"]);
+}
+
+/// `events`: the run as LangChain's `astream_events` v2 sees it — what CopilotKit's
+/// AG-UI adapter reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_mode_shows_chains_model_replies_and_tools_as_astream_events_does() {
+    let h = Harness::start_with(|s| s.graph("agent", tool_agent())).await;
+    let t = h.thread().await;
+    let r = h
+        .http
+        .post(h.url(&format!("/threads/{t}/runs/stream")))
+        .json(
+            &json!({ "assistant_id": "agent", "input": { "messages": "Weather in Oslo?" },
+                        "stream_mode": ["events", "messages-tuple"] }),
+        )
+        .send()
+        .await
+        .unwrap();
+    let all: Vec<(String, Value)> = h.sse(r).await.into_iter().map(|(e, d, _)| (e, d)).collect();
+    let run_id = all[0].1["run_id"].as_str().unwrap().to_string();
+    let events: Vec<&Value> = all
+        .iter()
+        .filter(|(e, _)| e == "events")
+        .map(|(_, d)| d)
+        .collect();
+    let names: Vec<String> = events
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["event"].as_str().unwrap(),
+                e["name"].as_str().unwrap()
+            )
+        })
+        .filter(|n| !n.starts_with("on_chat_model_stream"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "on_chain_start agent",
+            "on_chain_start agent",
+            "on_chat_model_start model",
+            "on_chat_model_end model",
+            "on_chain_end agent",
+            "on_chain_start tools",
+            "on_tool_start weather",
+            "on_tool_end weather",
+            "on_chain_end tools",
+            "on_chain_start agent",
+            "on_chat_model_start model",
+            "on_chat_model_end model",
+            "on_chain_end agent",
+            "on_chain_end agent",
+        ],
+        "{events:?}"
+    );
+    for e in &events {
+        assert_eq!(e["metadata"]["run_id"], json!(run_id), "{e}");
+        assert_eq!(e["metadata"]["thread_id"], json!(t), "{e}");
+    }
+    // The graph's own start and end carry its run id, input and final values.
+    assert_eq!(events[0]["run_id"], json!(run_id));
+    assert_eq!(
+        events[0]["data"]["input"]["messages"],
+        json!("Weather in Oslo?")
+    );
+    let last = events.last().unwrap();
+    assert_eq!(
+        last["data"]["output"]["messages"].as_array().map(Vec::len),
+        Some(4)
+    );
+    // A task's events name its node and step; its end carries its update.
+    assert_eq!(events[1]["metadata"]["langgraph_node"], "agent");
+    assert_eq!(events[1]["tags"], json!(["graph:step:0"]));
+    let agent_end = events
+        .iter()
+        .find(|e| e["event"] == "on_chain_end" && e["name"] == "agent")
+        .unwrap();
+    assert_eq!(
+        agent_end["data"]["output"]["messages"][0]["tool_calls"][0]["name"],
+        "weather"
+    );
+    // The tool's input is the call's arguments; its output the ToolMessage, named.
+    let tool_end = events.iter().find(|e| e["event"] == "on_tool_end").unwrap();
+    assert_eq!(tool_end["data"]["input"], json!({ "city": "Oslo" }));
+    assert_eq!(
+        (
+            tool_end["data"]["output"]["type"].as_str(),
+            tool_end["data"]["output"]["name"].as_str()
+        ),
+        (Some("tool"), Some("weather"))
+    );
+    // The answer, piece by piece, in `on_chat_model_stream`; whole in `_end`.
+    let streamed: String = events
+        .iter()
+        .filter(|e| e["event"] == "on_chat_model_stream")
+        .filter_map(|e| e["data"]["chunk"]["content"].as_str())
+        .collect();
+    assert_eq!(streamed, "Rain in Oslo.");
+    let model_end = events
+        .iter()
+        .rev()
+        .find(|e| e["event"] == "on_chat_model_end")
+        .unwrap();
+    assert_eq!(model_end["data"]["output"]["content"], "Rain in Oslo.");
+    // Each piece comes in `events` before `messages`; each reply's last piece in
+    // `messages` carries its finish reason.
+    let kinds: Vec<&str> = all.iter().map(|(e, _)| e.as_str()).collect();
+    let first_stream = all
+        .iter()
+        .position(|(e, d)| e == "events" && d["event"] == "on_chat_model_stream")
+        .unwrap();
+    assert_eq!(kinds[first_stream + 1], "messages", "{kinds:?}");
+    let reasons: Vec<&str> = all
+        .iter()
+        .filter(|(e, _)| e == "messages")
+        .filter_map(|(_, d)| d[0]["response_metadata"]["finish_reason"].as_str())
+        .collect();
+    assert_eq!(reasons, ["tool_calls", "stop"]);
 }
