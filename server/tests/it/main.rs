@@ -7,6 +7,7 @@ mod common;
 #[path = "../pg/mod.rs"]
 mod pg;
 
+mod browser;
 mod cancel_drill;
 mod clients;
 mod hostile;
@@ -20,3 +21,4 @@ mod postgres_tls;
 mod slow_clients;
 mod studio;
 mod studio_browser;
+mod use_stream;
