@@ -19,7 +19,7 @@ use crate::app::{App, Assistant, Limits};
 use crate::db::{Db, PgDb, SqliteDb};
 use crate::error::ServerError;
 use crate::hub::Hub;
-use crate::served::{Entry, Served, schemas_of};
+use crate::served::{ContextSpec, Entry, Served, schemas_of};
 
 type Compile = Box<
     dyn FnOnce(Arc<dyn CheckpointSaver>, Arc<dyn Store>) -> Result<Arc<dyn Served>, ServerError>
@@ -102,12 +102,71 @@ impl Server {
     /// server sets their checkpointer and store.
     #[must_use]
     pub fn graph_with<S: GraphState + schemars::JsonSchema>(
-        mut self,
+        self,
         name: impl Into<String>,
         graph: StateGraph<S>,
         options: CompileOptions,
     ) -> Self {
-        let name = name.into();
+        self.add_graph(name.into(), graph, options, None)
+    }
+
+    /// [`Server::graph_with`] for a graph whose nodes read a typed run context `C`
+    /// ([`NodeContext::context`](stategraph::NodeContext::context)): a run's
+    /// `context` is decoded into `C` when the run is created (a 422 naming
+    /// `$.context` when it does not decode), and `C`'s JSON Schema is the
+    /// assistant's `context_schema`. (Without it, a run's `context` reaches the nodes
+    /// as JSON: `ctx.context::<serde_json::Value>()`.)
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    /// use stategraph_server::Server;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Caller {
+    ///     user_id: String,
+    /// }
+    ///
+    /// #[derive(GraphState, schemars::JsonSchema, Clone, Debug, Default)]
+    /// struct Greeting {
+    ///     text: String,
+    /// }
+    ///
+    /// #[node]
+    /// async fn greet(_: &Greeting, ctx: &NodeContext) -> Result<GreetingUpdate, NodeError> {
+    ///     let caller: &Caller = ctx.context()?;
+    ///     Ok(Greeting::update().text(format!("Hello, {}!", caller.user_id)))
+    /// }
+    ///
+    /// let mut graph = StateGraph::<Greeting>::new();
+    /// graph.add_node(greet).add_edge(START, greet);
+    /// let server = Server::new().graph_with_context::<Greeting, Caller>(
+    ///     "greeter",
+    ///     graph,
+    ///     CompileOptions::new(),
+    /// );
+    /// # drop(server);
+    /// ```
+    #[must_use]
+    pub fn graph_with_context<S, C>(
+        self,
+        name: impl Into<String>,
+        graph: StateGraph<S>,
+        options: CompileOptions,
+    ) -> Self
+    where
+        S: GraphState + schemars::JsonSchema,
+        C: serde::de::DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static,
+    {
+        self.add_graph(name.into(), graph, options, Some(ContextSpec::of::<C>()))
+    }
+
+    fn add_graph<S: GraphState + schemars::JsonSchema>(
+        mut self,
+        name: String,
+        graph: StateGraph<S>,
+        options: CompileOptions,
+        context: Option<ContextSpec>,
+    ) -> Self {
         let label = name.clone();
         let compile: Compile = Box::new(move |saver, store| {
             let compiled = graph
@@ -120,10 +179,15 @@ impl Server {
                     name: label.clone(),
                     source,
                 })?;
+            let mut schema = schemas_of::<S>();
+            if let Some(spec) = &context {
+                schema["context_schema"] = spec.schema.clone();
+            }
             Ok(Arc::new(Entry {
                 name: label,
                 graph: compiled,
-                schema: schemas_of::<S>(),
+                schema,
+                context,
             }) as Arc<dyn Served>)
         });
         self.graphs.push((name, compile));

@@ -19,50 +19,23 @@ use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::app::App;
 use crate::db::{Claim, Finish, Lease, RunRow, RunStatus, ThreadStatus};
-use crate::events::Modes;
 use crate::hub::Notice;
-use crate::served::{CommandRequest, RunEnd, RunRequest, Served};
+use crate::served::{RunEnd, RunRequest, Served};
+use crate::wire::RunKwargs;
 
 /// How long an idle worker waits for a wake-up before looking again anyway.
 const IDLE_POLL: Duration = Duration::from_millis(500);
 
-/// A run's request as stored in its `kwargs`.
-pub(crate) fn request_of(run: &RunRow, lease: RunLease) -> RunRequest {
-    let k = &run.kwargs;
-    let names = |key: &str| -> Vec<String> {
-        k.get(key)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let subgraphs = k
-        .get("stream_subgraphs")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    RunRequest {
-        thread_id: run.thread_id.clone(),
-        run_id: run.run_id.clone(),
-        input: k.get("input").cloned(),
-        command: k
-            .get("command")
-            .filter(|c| !c.is_null())
-            .and_then(|c| serde_json::from_value::<CommandRequest>(c.clone()).ok()),
-        checkpoint_id: k
-            .get("checkpoint_id")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        interrupt_before: names("interrupt_before"),
-        interrupt_after: names("interrupt_after"),
-        modes: Modes::parse(k.get("stream_mode"), subgraphs).unwrap_or_default(),
-        metadata: run.metadata.clone(),
-        retry: run.attempt > 1,
-        lease: Some(lease),
-    }
+/// A run's request as stored in its `kwargs`; a row that does not decode is an
+/// error naming why (the run fails with it, never runs with defaults).
+pub(crate) fn request_of(run: &RunRow, lease: RunLease) -> Result<RunRequest, String> {
+    let kwargs = serde_json::from_value::<RunKwargs>(run.kwargs.clone())
+        .map_err(|e| format!("run {}'s stored request does not decode: {e}", run.run_id))?;
+    let mut request = RunRequest::of(&run.thread_id, &run.run_id, kwargs, run.metadata.clone())
+        .map_err(|e| format!("run {}'s stored request: {}", run.run_id, e.detail))?;
+    request.retry = run.attempt > 1;
+    request.lease = Some(lease);
+    Ok(request)
 }
 
 /// Runs `jobs` worker loops until `shutdown` turns true; each hands back the run
@@ -192,8 +165,13 @@ async fn execute(
     notices: &mut broadcast::Receiver<Notice>,
     shutdown: &mut watch::Receiver<bool>,
 ) -> bool {
-    let graph = match app.assistant(&run.assistant_id) {
-        Ok(a) => a.graph.clone(),
+    // A run claimed again (its worker died or stalled) continues from what it saved.
+    let prepared = app
+        .assistant(&run.assistant_id)
+        .map_err(|e| e.detail)
+        .and_then(|a| Ok((a.graph.clone(), request_of(&run, held.lease.clone())?)));
+    let (graph, request) = match prepared {
+        Ok(both) => both,
         Err(e) => {
             finish(
                 app,
@@ -203,15 +181,13 @@ async fn execute(
                 ThreadStatus::Error,
                 None,
                 json!({}),
-                error_output(&e.detail),
+                error_output(&e),
                 false,
             )
             .await;
             return false;
         }
     };
-    // A run claimed again (its worker died or stalled) continues from what it saved.
-    let request = request_of(&run, held.lease.clone());
     // What a resume starts from, to roll it back exactly if asked to.
     let before = match run.attempt {
         1 => crate::rollback::before(app, &run).await,

@@ -29,6 +29,8 @@ pub struct NodeContext {
     pub(crate) scope: Option<Arc<dyn std::any::Any + Send + Sync>>,
     /// The graph's store (`CompileOptions::store`).
     pub(crate) store: Option<Arc<dyn Store>>,
+    /// The run's `configurable` values and context.
+    pub(crate) provided: crate::runtime::Provided,
 }
 
 impl Clone for NodeContext {
@@ -47,6 +49,7 @@ impl Clone for NodeContext {
             custom: self.custom.clone(),
             scope: self.scope.clone(),
             store: self.store.clone(),
+            provided: self.provided.clone(),
         }
     }
 }
@@ -121,6 +124,33 @@ impl NodeContext {
     /// The thread the run belongs to, if the run config names one.
     pub fn thread_id(&self) -> Option<&str> {
         self.thread_id.as_deref()
+    }
+
+    /// The run's `configurable` values ([`RunConfig::configurable`](crate::RunConfig::configurable);
+    /// empty when none were given).
+    pub fn configurable(&self) -> &serde_json::Map<String, serde_json::Value> {
+        &self.provided.configurable
+    }
+
+    /// The run's context ([`RunConfig::context`](crate::RunConfig::context)).
+    ///
+    /// # Errors
+    /// The run was given no context, or one of another type than `C`.
+    pub fn context<C: 'static>(&self) -> Result<&C, ContextError> {
+        let wanted = std::any::type_name::<C>();
+        let missing = |given| ContextError {
+            kind: Kind::NoContext {
+                node: self.node.clone(),
+                wanted,
+                given,
+            },
+        };
+        match &self.provided.context {
+            Some((value, name)) => value
+                .downcast_ref::<C>()
+                .ok_or_else(|| missing(Some(*name))),
+            None => Err(missing(None)),
+        }
     }
 
     /// The graph's long-term memory, shared across threads (see
@@ -295,6 +325,12 @@ enum Kind {
     Unserializable(String),
     /// `store()` on a graph compiled without one (the node's name).
     NoStore(Arc<str>),
+    /// `context::<C>()` on a run without a context of type `C`.
+    NoContext {
+        node: Arc<str>,
+        wanted: &'static str,
+        given: Option<&'static str>,
+    },
 }
 
 impl ContextError {
@@ -320,6 +356,22 @@ impl fmt::Display for ContextError {
                 f,
                 "no store configured for node `{node}`: compile the graph with CompileOptions::store(..)"
             ),
+            Kind::NoContext {
+                node,
+                wanted,
+                given: None,
+            } => write!(
+                f,
+                "node `{node}` reads a run context of type `{wanted}`, but the run was given none: pass it with RunConfig::context(..)"
+            ),
+            Kind::NoContext {
+                node,
+                wanted,
+                given: Some(given),
+            } => write!(
+                f,
+                "node `{node}` reads a run context of type `{wanted}`, but the run's context is a `{given}`"
+            ),
         }
     }
 }
@@ -328,7 +380,7 @@ impl Error for ContextError {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
         match &self.kind {
             Kind::Paused(pause) => Some(&**pause),
-            Kind::Unserializable(_) | Kind::NoStore(_) => None,
+            Kind::Unserializable(_) | Kind::NoStore(_) | Kind::NoContext { .. } => None,
         }
     }
 }

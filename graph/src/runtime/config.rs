@@ -66,6 +66,27 @@ pub struct RunConfig {
     pub(crate) lease: Option<super::lease::RunLease>,
     /// Another attempt of `run_id` (see [`RunConfig::retry`]).
     pub(crate) retry: bool,
+    /// What every node reads besides the state (see [`RunConfig::configurable`],
+    /// [`RunConfig::context`]).
+    pub(crate) provided: Provided,
+}
+
+/// What the nodes of a run read besides the state: `configurable` values and a typed
+/// context. Not saved with checkpoints.
+#[derive(Clone, Default)]
+pub(crate) struct Provided {
+    pub(crate) configurable: Arc<serde_json::Map<String, serde_json::Value>>,
+    /// The context and its type's name.
+    pub(crate) context: Option<(Arc<dyn std::any::Any + Send + Sync>, &'static str)>,
+}
+
+impl std::fmt::Debug for Provided {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provided")
+            .field("configurable", &self.configurable)
+            .field("context", &self.context.as_ref().map(|(_, name)| *name))
+            .finish()
+    }
 }
 
 /// Where a subgraph's run keeps its checkpoints: its parent's saver (or none), under
@@ -104,6 +125,7 @@ impl Default for RunConfig {
             nested: None,
             lease: None,
             retry: false,
+            provided: Provided::default(),
         }
     }
 }
@@ -300,6 +322,84 @@ impl RunConfig {
                 .into_iter()
                 .filter(|(k, _)| !RESERVED_METADATA.contains(&k.as_str())),
         );
+        self
+    }
+
+    /// Values every node of the run (and of its subgraphs) reads with
+    /// [`NodeContext::configurable`](crate::NodeContext::configurable): LangGraph's
+    /// `config["configurable"]` — a model's name, a feature flag. Not saved with
+    /// checkpoints: give them to every run of the thread that needs them.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use stategraph::prelude::*;
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Reply {
+    ///     model: String,
+    /// }
+    ///
+    /// #[node]
+    /// async fn answer(_: &Reply, ctx: &NodeContext) -> ReplyUpdate {
+    ///     let model = ctx.configurable().get("model").and_then(|m| m.as_str());
+    ///     Reply::update().model(model.unwrap_or("default").to_string())
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let graph = StateGraph::<Reply>::new().add_node(answer).add_edge(START, answer).compile()?;
+    /// let mut values = serde_json::Map::new();
+    /// values.insert("model".into(), json!("small"));
+    /// let out = graph.invoke(Reply::update(), &RunConfig::new().configurable(values)).await?;
+    /// assert_eq!(out.values.model, "small");
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn configurable(mut self, values: serde_json::Map<String, serde_json::Value>) -> Self {
+        self.provided.configurable = Arc::new(values);
+        self
+    }
+
+    /// A typed context every node of the run (and of its subgraphs) reads with
+    /// [`NodeContext::context`](crate::NodeContext::context): LangGraph's run
+    /// `context` — who the user is, which model to call, a client to reach a
+    /// service with. Not saved with checkpoints: give it to every run that needs it
+    /// (a resume too).
+    ///
+    /// ```
+    /// use stategraph::prelude::*;
+    ///
+    /// struct User {
+    ///     name: String,
+    /// }
+    ///
+    /// #[derive(GraphState, Clone, Debug, Default)]
+    /// struct Greeting {
+    ///     text: String,
+    /// }
+    ///
+    /// #[node]
+    /// async fn greet(_: &Greeting, ctx: &NodeContext) -> Result<GreetingUpdate, NodeError> {
+    ///     let user: &User = ctx.context()?;
+    ///     Ok(Greeting::update().text(format!("Hello, {}!", user.name)))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let graph = StateGraph::<Greeting>::new().add_node(greet).add_edge(START, greet).compile()?;
+    /// let config = RunConfig::new().context(User { name: "Ada".into() });
+    /// let out = graph.invoke(Greeting::update(), &config).await?;
+    /// assert_eq!(out.values.text, "Hello, Ada!");
+    /// // Without it, the node's `context()` call fails, naming the type it wanted.
+    /// let err = graph.invoke(Greeting::update(), &RunConfig::new()).await.unwrap_err();
+    /// assert!(err.to_string().contains("User"), "{err}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn context<C: Send + Sync + 'static>(mut self, context: C) -> Self {
+        self.provided.context = Some((Arc::new(context), std::any::type_name::<C>()));
         self
     }
 

@@ -138,6 +138,7 @@ pub(crate) async fn run_child<C: GraphState>(
     let ns = join_ns(scope.map_or("", |s| s.ns.as_str()), segment(ctx));
     let mut config = RunConfig::new();
     config.thread_id = ctx.thread_id.clone();
+    config.provided = ctx.provided.clone();
     if let Some(scope) = scope {
         config.durability = scope.durability;
         config.recursion_limit = scope.recursion_limit;

@@ -172,6 +172,7 @@ fn context<S: GraphState>(node: &CompiledNode<S>, env: &TaskEnv<'_>) -> NodeCont
         custom: env.custom.clone(),
         scope: env.scope.clone(),
         store: env.store.clone(),
+        provided: env.config.provided.clone(),
     }
 }
 

@@ -21,7 +21,8 @@ use crate::db::{NewRun, RunRow, RunStatus, ThreadStatus};
 use crate::error::ApiError;
 use crate::events::Modes;
 use crate::hub::Notice;
-use crate::served::{CommandRequest, RunRequest};
+use crate::served::RunRequest;
+use crate::wire::{CommandRequest, DurabilityRequest, RunConfigRequest, RunKwargs};
 use crate::wire::{RunCreate, node_list, run_json};
 
 pub(super) fn routes() -> Router<Arc<App>> {
@@ -138,24 +139,54 @@ async fn prepare_run(
         drop_unknown_keys(&mut req.input, &graph.channel_names())
     };
     let subgraphs = req.stream_subgraphs.unwrap_or(false);
-    let modes = Modes::parse(req.stream_mode.as_ref(), subgraphs)?;
+    Modes::parse(req.stream_mode.as_ref(), subgraphs)?;
+    let config = run_config(req.config.as_ref())?;
     let nodes = graph.node_names();
-    let request = RunRequest {
-        thread_id: thread_id.clone(),
-        run_id: String::new(),
+    let kwargs = RunKwargs {
         input: req.input.clone(),
-        command: command.clone(),
+        command,
+        stream_mode: match &req.stream_mode {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            _ => vec!["values".to_string()],
+        },
+        stream_subgraphs: subgraphs,
+        interrupt_before: node_list(req.interrupt_before.as_ref(), &nodes, "interrupt_before")?,
+        interrupt_after: node_list(req.interrupt_after.as_ref(), &nodes, "interrupt_after")?,
+        // LangGraph's clients may name the checkpoint in `configurable`.
         checkpoint_id: crate::wire::checkpoint_id(
             req.checkpoint_id.as_ref(),
             req.checkpoint.as_ref(),
-        ),
-        interrupt_before: node_list(req.interrupt_before.as_ref(), &nodes, "interrupt_before")?,
-        interrupt_after: node_list(req.interrupt_after.as_ref(), &nodes, "interrupt_after")?,
-        modes,
-        metadata: Map::new(),
-        retry: false,
-        lease: None,
+        )
+        .or_else(|| {
+            config
+                .as_ref()
+                .and_then(|c| c.configurable.get("checkpoint_id"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }),
+        config,
+        durability: req.durability.or(req.checkpoint_during.map(|during| {
+            if during {
+                DurabilityRequest::Async
+            } else {
+                DurabilityRequest::Exit
+            }
+        })),
+        context: req.context.clone().filter(|c| !c.is_null()),
+        on_completion: req.on_completion.clone().unwrap_or_else(|| {
+            if stateless {
+                "delete".into()
+            } else {
+                "keep".into()
+            }
+        }),
     };
+    let request = RunRequest::of(&thread_id, "", kwargs.clone(), Map::new())?;
     graph.check(&request)?;
     if let Some(id) = &request.checkpoint_id {
         // A run from a checkpoint the thread does not have would be queued only to
@@ -177,7 +208,7 @@ async fn prepare_run(
     }
     // A resume needs a thread that waits on an interrupt (or a run that may leave
     // it waiting).
-    if command.as_ref().is_some_and(|c| c.resume.is_some())
+    if request.command.as_ref().is_some_and(|c| c.resume.is_some())
         && existing.as_ref().is_none_or(|t| {
             t.status != ThreadStatus::Busy && t.interrupts.as_array().is_none_or(Vec::is_empty)
         })
@@ -186,22 +217,7 @@ async fn prepare_run(
             "thread {thread_id} is not waiting on an interrupt: there is nothing to resume"
         )));
     }
-    let stream_mode: Vec<&str> = match &req.stream_mode {
-        Some(Value::String(s)) => vec![s.as_str()],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        _ => vec!["values"],
-    };
-    let kwargs = json!({
-        "input": req.input,
-        "command": command,
-        "stream_mode": stream_mode,
-        "stream_subgraphs": subgraphs,
-        "interrupt_before": request.interrupt_before,
-        "interrupt_after": request.interrupt_after,
-        "checkpoint_id": request.checkpoint_id,
-        "config": req.config,
-        "on_completion": req.on_completion.clone().unwrap_or_else(|| if stateless { "delete".into() } else { "keep".into() }),
-    });
+    let kwargs = serde_json::to_value(&kwargs).map_err(ApiError::internal)?;
     let mut thread_metadata = Map::new();
     thread_metadata.insert("graph_id".into(), json!(graph.name()));
     thread_metadata.insert("assistant_id".into(), json!(assistant.id));
@@ -241,6 +257,27 @@ async fn prepare_run(
         create_thread,
         thread_metadata,
     })
+}
+
+/// A run request's `config`: each field it honours, any other a 422 naming it.
+fn run_config(config: Option<&Value>) -> Result<Option<RunConfigRequest>, ApiError> {
+    let config = match config {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v) => serde_json::from_value::<RunConfigRequest>(v.clone())
+            .map_err(|e| ApiError::invalid("$.config", e.to_string()))?,
+    };
+    for (field, value) in [
+        ("recursion_limit", config.recursion_limit),
+        ("max_concurrency", config.max_concurrency),
+    ] {
+        if value == Some(0) {
+            return Err(ApiError::invalid(
+                format!("$.config.{field}"),
+                "must be at least 1",
+            ));
+        }
+    }
+    Ok(Some(config))
 }
 
 /// Takes the keys a run's input names that its graph's state lacks out of it, as

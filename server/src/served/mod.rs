@@ -5,10 +5,11 @@
 //! codecs, so a state need not implement `Serialize`.
 
 mod chat;
+mod request;
 mod state;
 
 use futures::StreamExt;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use stategraph::builder::Endpoint;
 use stategraph::checkpoint::ListOptions;
 use stategraph::state::{InputError, update_from_json};
@@ -20,44 +21,11 @@ use tokio::sync::mpsc;
 
 use crate::astream::RunIds;
 use crate::error::ApiError;
-use crate::events::{Modes, WireRun, interrupts_json, to_wire};
+use crate::events::{WireRun, interrupts_json, to_wire};
+pub(crate) use crate::wire::CommandRequest;
 pub(crate) use chat::{langchain_message, output as chat_output, untyped_output, update_output};
+pub(crate) use request::{ContextSpec, RunRequest};
 pub(crate) use state::{checkpoint_ref, update_response};
-
-/// `command` of a run request: resume an interrupt, write an update, go to nodes.
-#[derive(Clone, Debug, Default, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct CommandRequest {
-    /// The answer to the pending interrupt (or a map of answers by interrupt id).
-    #[serde(default)]
-    pub(crate) resume: Option<Value>,
-    /// An update applied before resuming.
-    #[serde(default)]
-    pub(crate) update: Option<Value>,
-    /// Node names to run next.
-    #[serde(default)]
-    pub(crate) goto: Option<Value>,
-}
-
-/// What a worker asks a graph to run.
-#[derive(Clone, Debug)]
-pub(crate) struct RunRequest {
-    pub(crate) thread_id: String,
-    pub(crate) run_id: String,
-    pub(crate) input: Option<Value>,
-    pub(crate) command: Option<CommandRequest>,
-    pub(crate) checkpoint_id: Option<String>,
-    pub(crate) interrupt_before: Vec<String>,
-    pub(crate) interrupt_after: Vec<String>,
-    pub(crate) modes: Modes,
-    pub(crate) metadata: Map<String, Value>,
-    /// Another attempt of the run (a worker died or stalled): it continues from the
-    /// checkpoint its earlier attempt saved last, if any (decided under the thread's
-    /// lock).
-    pub(crate) retry: bool,
-    /// The worker's lease on the run: once lapsed, the run saves nothing more.
-    pub(crate) lease: Option<stategraph::RunLease>,
-}
 
 /// How a run ended.
 #[derive(Debug)]
@@ -126,6 +94,9 @@ pub(crate) struct Entry<S: GraphState> {
     pub(crate) name: String,
     pub(crate) graph: CompiledGraph<S>,
     pub(crate) schema: Value,
+    /// The graph's context type, when it declares one; else a run's context reaches
+    /// its nodes as JSON (`serde_json::Value`).
+    pub(crate) context: Option<ContextSpec>,
 }
 
 /// A state's JSON Schema (`schemars`), and the input schema derived from it: every
@@ -243,15 +214,35 @@ impl<S: GraphState> Entry<S> {
         }
     }
 
-    fn config(&self, req: &RunRequest) -> RunConfig {
+    /// The run's configuration: its thread, checkpoint, breakpoints, limits,
+    /// `configurable` values and context.
+    fn config(&self, req: &RunRequest) -> Result<RunConfig, ApiError> {
         let mut config = RunConfig::new()
             .thread(req.thread_id.as_str())
             .run_id(req.run_id.clone())
-            .metadata(req.metadata.clone())
+            .metadata(req.checkpoint_metadata())
             .interrupt_before_names(req.interrupt_before.clone())
-            .interrupt_after_names(req.interrupt_after.clone());
+            .interrupt_after_names(req.interrupt_after.clone())
+            .configurable(req.config.configurable.clone());
         if let Some(id) = &req.checkpoint_id {
             config = config.checkpoint(id.clone());
+        }
+        if let Some(limit) = req.config.recursion_limit {
+            config = config.recursion_limit(limit);
+        }
+        if let Some(tasks) = req.config.max_concurrency {
+            config = config.max_concurrency(tasks);
+        }
+        if let Some(durability) = req.durability {
+            config = config.durability(durability);
+        }
+        if let Some(context) = &req.context {
+            config = match &self.context {
+                Some(spec) => {
+                    (spec.apply)(context, config).map_err(|e| ApiError::invalid("$.context", e))?
+                }
+                None => config.context(context.clone()),
+            };
         }
         if let Some(lease) = &req.lease {
             config = config.lease(lease.clone());
@@ -259,12 +250,12 @@ impl<S: GraphState> Entry<S> {
         if req.retry {
             config = config.retry();
         }
-        config
+        Ok(config)
     }
 
     async fn run_inner(&self, req: RunRequest, events: mpsc::Sender<(String, Value)>) -> RunEnd {
-        let input = match self.input(&req) {
-            Ok(input) => input,
+        let (input, config) = match self.input(&req).and_then(|i| Ok((i, self.config(&req)?))) {
+            Ok(both) => both,
             Err(e) => {
                 return RunEnd::Failed {
                     values: None,
@@ -272,7 +263,6 @@ impl<S: GraphState> Entry<S> {
                 };
             }
         };
-        let config = self.config(&req);
         let mut stream = self.graph.stream(input, &config, req.modes.for_graph());
         let mut last_values: Option<Value> = None;
         let mut interrupts = Value::Array(Vec::new());
@@ -383,6 +373,7 @@ impl<S: GraphState> Served for Entry<S> {
                 .collect();
             self.check_nodes(&goto, "command.goto")?;
         }
+        self.config(req)?;
         self.input(req).map(|_| ())
     }
 

@@ -14,6 +14,7 @@ mod hostile;
 mod http_api;
 mod http_browsers;
 mod http_messages;
+mod http_options;
 mod http_runs;
 mod postgres_processes;
 mod postgres_runs;

@@ -609,6 +609,31 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
 
     pending.append(check("stream modes tasks / checkpoints / debug carry the SDK's shapes", task_modes))
 
+    async def run_options():
+        # durability: "exit" saves one checkpoint for the whole run; the default, one per step.
+        counts = {}
+        for durability in (None, "exit"):
+            thread = await new_thread(client, "durability")
+            await client.runs.wait(thread, aid, input={"topic": TOPIC}, durability=durability)
+            counts[durability] = len(await client.threads.get_history(thread, limit=100))
+        expect(counts["exit"] == 1 and counts[None] > 2, f"checkpoints by durability: {counts}")
+        # recursion_limit: the run stops with the recursion error.
+        thread = await new_thread(client, "recursion")
+        run = await client.runs.create(thread, aid, input={"topic": TOPIC}, config={"recursion_limit": 2})
+        await client.runs.join(thread, run["run_id"])
+        ended = await client.runs.get(thread, run["run_id"])
+        expect(ended["status"] == "error", f"a run over its recursion limit: {short(ended)}")
+        # An option the server does not know is refused, naming it, not dropped.
+        try:
+            await client.runs.create(thread, aid, input={"topic": TOPIC}, config={"callbacks": []})
+        except UnprocessableEntityError as error:
+            expect("callbacks" in error_text(error), f"the 422 does not name the field: {error_text(error)}")
+        else:
+            raise CheckFailed("an unknown config field was accepted")
+
+    if STATEGRAPH:  # LangGraph accepts unknown config fields
+        pending.append(check("run options: durability, recursion_limit; an unknown config field is a 422", run_options))
+
     async def if_not_exists():
         thread = str(uuid.uuid4())
         await expect_status(

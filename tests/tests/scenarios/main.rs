@@ -29,6 +29,7 @@ mod plain_edges;
 mod recursion_limit;
 mod resume_validation;
 mod retries;
+mod run_context;
 mod sends;
 mod smoke;
 mod state_derive;

@@ -7,6 +7,10 @@ use serde_json::{Map, Value, json};
 
 use crate::db::{RunRow, ThreadRow};
 
+mod runs;
+
+pub(crate) use runs::{CommandRequest, DurabilityRequest, RunConfigRequest, RunCreate, RunKwargs};
+
 /// RFC 3339 time of milliseconds since the Unix epoch.
 pub(crate) fn time(ms: i64) -> String {
     let t = std::time::UNIX_EPOCH
@@ -127,45 +131,6 @@ pub(crate) struct AssistantSearch {
     pub(crate) limit: Option<usize>,
     #[serde(default)]
     pub(crate) offset: Option<usize>,
-}
-
-/// A run request: `POST /threads/{id}/runs[/stream|/wait]`, `POST /runs/..`.
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct RunCreate {
-    #[serde(default)]
-    pub(crate) assistant_id: String,
-    #[serde(default)]
-    pub(crate) input: Option<Value>,
-    #[serde(default)]
-    pub(crate) command: Option<Value>,
-    #[serde(default)]
-    pub(crate) metadata: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub(crate) config: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub(crate) checkpoint_id: Option<String>,
-    #[serde(default)]
-    pub(crate) checkpoint: Option<CheckpointRef>,
-    #[serde(default)]
-    pub(crate) stream_mode: Option<Value>,
-    #[serde(default)]
-    pub(crate) stream_subgraphs: Option<bool>,
-    #[serde(default)]
-    pub(crate) interrupt_before: Option<Value>,
-    #[serde(default)]
-    pub(crate) interrupt_after: Option<Value>,
-    #[serde(default)]
-    pub(crate) multitask_strategy: Option<String>,
-    #[serde(default)]
-    pub(crate) if_not_exists: Option<String>,
-    #[serde(default)]
-    pub(crate) on_disconnect: Option<String>,
-    #[serde(default)]
-    pub(crate) on_completion: Option<String>,
-    #[serde(default)]
-    pub(crate) after_seconds: Option<Value>,
-    #[serde(default)]
-    pub(crate) webhook: Option<Value>,
 }
 
 /// A checkpoint named in a request, as LangGraph's clients send a state's
