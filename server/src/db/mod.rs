@@ -206,10 +206,42 @@ pub struct ThreadQuery {
     pub values: Map<String, Value>,
     /// Only threads with this status.
     pub status: Option<ThreadStatus>,
+    /// Only these threads, when given.
+    pub ids: Option<Vec<String>>,
+    /// The order of the result.
+    pub order: ThreadOrder,
+    /// Smallest first (else largest first).
+    pub ascending: bool,
     /// At most this many.
     pub limit: usize,
     /// Skip this many first.
     pub offset: usize,
+}
+
+/// What thread searches sort by (ties by thread id, in the same direction).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ThreadOrder {
+    /// The thread id.
+    ThreadId,
+    /// The status' name.
+    Status,
+    /// When the thread was created.
+    CreatedAt,
+    /// When it last changed (the default).
+    #[default]
+    UpdatedAt,
+}
+
+impl ThreadOrder {
+    /// The column it sorts by.
+    pub(crate) fn column(self) -> &'static str {
+        match self {
+            Self::ThreadId => "thread_id",
+            Self::Status => "status",
+            Self::CreatedAt => "created_at",
+            Self::UpdatedAt => "updated_at",
+        }
+    }
 }
 
 /// One event a run streamed.

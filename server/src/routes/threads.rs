@@ -14,11 +14,12 @@ use stategraph::checkpoint::ListOptions;
 
 use super::{Body, Params, page};
 use crate::app::App;
-use crate::db::{ThreadQuery, ThreadRow, ThreadStatus};
+use crate::db::{ThreadOrder, ThreadQuery, ThreadRow, ThreadStatus};
 use crate::error::ApiError;
 use crate::served::Served;
 use crate::wire::{
-    HistoryQuery, StateUpdate, ThreadCreate, ThreadPatch, ThreadSearch, thread_json,
+    HistoryQuery, SortOrder, StateUpdate, ThreadCreate, ThreadPatch, ThreadSearch, ThreadSortBy,
+    thread_json,
 };
 
 pub(super) fn routes() -> Router<Arc<App>> {
@@ -92,17 +93,79 @@ fn query_of(req: ThreadSearch) -> Result<ThreadQuery, ApiError> {
         metadata: req.metadata.unwrap_or_default(),
         values: req.values.unwrap_or_default(),
         status,
+        ids: req.ids,
+        order: match req.sort_by {
+            Some(ThreadSortBy::ThreadId) => ThreadOrder::ThreadId,
+            Some(ThreadSortBy::Status) => ThreadOrder::Status,
+            Some(ThreadSortBy::CreatedAt) => ThreadOrder::CreatedAt,
+            None | Some(ThreadSortBy::UpdatedAt | ThreadSortBy::StateUpdatedAt) => {
+                ThreadOrder::UpdatedAt
+            }
+        },
+        ascending: req.sort_order == Some(SortOrder::Asc),
         limit,
         offset,
     })
 }
 
+/// At most this many `extract` paths per search, as LangGraph Platform allows.
+const MAX_EXTRACT: usize = 10;
+
 async fn search(
     State(app): State<Arc<App>>,
-    Body(req): Body<ThreadSearch>,
+    Body(mut req): Body<ThreadSearch>,
 ) -> Result<Json<Value>, ApiError> {
+    let select = req.select.take();
+    let extract = extract_paths(req.extract.take())?;
     let rows = app.db.search_threads(query_of(req)?).await?;
-    Ok(Json(rows.iter().map(thread_json).collect()))
+    let shown = rows.iter().map(|t| {
+        let mut full = thread_json(t);
+        if !extract.is_empty() {
+            let found: Map<String, Value> = extract
+                .iter()
+                .map(|(alias, path)| {
+                    let v = crate::wire::extract(&full, path).unwrap_or(Value::Null);
+                    (alias.clone(), v)
+                })
+                .collect();
+            full["extracted"] = Value::Object(found);
+        }
+        match (&select, full) {
+            (Some(fields), Value::Object(mut all)) => {
+                let mut kept: Map<String, Value> = fields
+                    .iter()
+                    .filter_map(|f| all.remove(f.key()).map(|v| (f.key().to_string(), v)))
+                    .collect();
+                if let Some(e) = all.remove("extracted") {
+                    kept.insert("extracted".into(), e);
+                }
+                Value::Object(kept)
+            }
+            (_, full) => full,
+        }
+    });
+    Ok(Json(shown.collect()))
+}
+
+/// A search's `extract`: aliases of paths (strings), at most [`MAX_EXTRACT`].
+fn extract_paths(extract: Option<Map<String, Value>>) -> Result<Vec<(String, String)>, ApiError> {
+    let extract = extract.unwrap_or_default();
+    if extract.len() > MAX_EXTRACT {
+        return Err(ApiError::invalid(
+            "$.extract",
+            format!("at most {MAX_EXTRACT} paths, not {}", extract.len()),
+        ));
+    }
+    extract
+        .into_iter()
+        .map(|(alias, path)| match path {
+            Value::String(p) if !p.is_empty() => Ok((alias, p)),
+            _ => Err(ApiError::invalid(
+                format!("$.extract.{alias}"),
+                "expected a path such as `values.messages[-1]`",
+            )),
+        })
+        .collect()
 }
 
 async fn count(

@@ -81,8 +81,10 @@ pub(crate) struct ThreadPatch {
     pub(crate) metadata: Option<Map<String, Value>>,
 }
 
-/// `POST /threads/search`.
+/// `POST /threads/search` and `/threads/count`: every field is honoured, any other
+/// is a 422.
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ThreadSearch {
     #[serde(default)]
     pub(crate) metadata: Option<Map<String, Value>>,
@@ -91,9 +93,97 @@ pub(crate) struct ThreadSearch {
     #[serde(default)]
     pub(crate) status: Option<String>,
     #[serde(default)]
+    pub(crate) ids: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) sort_by: Option<ThreadSortBy>,
+    #[serde(default)]
+    pub(crate) sort_order: Option<SortOrder>,
+    /// The fields of each thread to return (all when absent).
+    #[serde(default)]
+    pub(crate) select: Option<Vec<ThreadField>>,
+    /// Aliases of paths into each thread (`values.messages[-1]`), returned under
+    /// `extracted`.
+    #[serde(default)]
+    pub(crate) extract: Option<Map<String, Value>>,
+    #[serde(default)]
     pub(crate) limit: Option<usize>,
     #[serde(default)]
     pub(crate) offset: Option<usize>,
+}
+
+/// `sort_by` of a thread search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ThreadSortBy {
+    ThreadId,
+    Status,
+    CreatedAt,
+    UpdatedAt,
+    /// A thread's state changes with its runs and updates: its `updated_at`.
+    StateUpdatedAt,
+}
+
+/// `sort_order` of a search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SortOrder {
+    Asc,
+    Desc,
+}
+
+/// A field of the `Thread` JSON, for `select`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ThreadField {
+    ThreadId,
+    CreatedAt,
+    UpdatedAt,
+    Metadata,
+    Config,
+    Context,
+    Status,
+    Values,
+    Interrupts,
+}
+
+impl ThreadField {
+    /// Its key in the `Thread` JSON.
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            Self::ThreadId => "thread_id",
+            Self::CreatedAt => "created_at",
+            Self::UpdatedAt => "updated_at",
+            Self::Metadata => "metadata",
+            Self::Config => "config",
+            Self::Context => "context",
+            Self::Status => "status",
+            Self::Values => "values",
+            Self::Interrupts => "interrupts",
+        }
+    }
+}
+
+/// The value at `path` in `root`: keys joined by dots, list indexes in brackets
+/// (`values.messages[-1].content`; a negative index counts from the end).
+pub(crate) fn extract(root: &Value, path: &str) -> Option<Value> {
+    let mut at = root;
+    for part in path.split('.') {
+        let (key, indexes) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !key.is_empty() {
+            at = at.get(key)?;
+        }
+        for index in indexes.split('[').filter(|s| !s.is_empty()) {
+            let n: i64 = index.strip_suffix(']')?.parse().ok()?;
+            let list = at.as_array()?;
+            let len = i64::try_from(list.len()).ok()?;
+            let i = if n < 0 { len + n } else { n };
+            at = list.get(usize::try_from(i).ok()?)?;
+        }
+    }
+    Some(at.clone())
 }
 
 /// `POST /threads/{id}/state`.

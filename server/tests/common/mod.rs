@@ -389,3 +389,99 @@ pub async fn check_rollback_of_a_resume(h: &Harness) {
     assert_eq!(out["answer"], "second answer", "{out}");
     assert_eq!(out["log"], json!(["first", "second", "answered"]), "{out}");
 }
+
+/// Thread search's `ids`, `sort_by`/`sort_order`, `select` and `extract`, as the SDK
+/// sends them; a field it does not know, a bad sort key or too many paths are 422s.
+pub async fn check_thread_search(h: &Harness) {
+    let mut made = Vec::new();
+    for (i, tag) in ["b", "a", "c"].into_iter().enumerate() {
+        let id = format!("search-{tag}-{}", uuid_like(i));
+        let (s, _) = h
+            .post(
+                "/threads",
+                json!({ "thread_id": id, "metadata": { "suite": "search", "n": i } }),
+            )
+            .await;
+        assert_eq!(s, 200);
+        made.push(id);
+        // Distinct creation times.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let run = h
+        .background(
+            &made[1],
+            json!({ "assistant_id": "job", "input": { "delay_ms": 1 } }),
+        )
+        .await;
+    h.join(&made[1], &run).await;
+    let search = |body: Value| async move {
+        let (s, out) = h.post("/threads/search", body.clone()).await;
+        assert_eq!(s, 200, "{body} → {out}");
+        out.as_array().cloned().unwrap_or_default()
+    };
+    let ids = |list: &[Value]| -> Vec<String> {
+        list.iter()
+            .map(|t| t["thread_id"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let suite = json!({ "suite": "search" });
+    let by_id =
+        search(json!({ "metadata": suite, "sort_by": "thread_id", "sort_order": "asc" })).await;
+    let mut sorted = made.clone();
+    sorted.sort();
+    assert_eq!(ids(&by_id), sorted);
+    let newest_first =
+        search(json!({ "metadata": suite, "sort_by": "created_at", "sort_order": "desc" })).await;
+    assert_eq!(
+        ids(&newest_first),
+        made.iter().rev().cloned().collect::<Vec<_>>()
+    );
+    // The thread that ran changed last.
+    let changed = search(json!({ "metadata": suite, "sort_by": "updated_at" })).await;
+    assert_eq!(ids(&changed)[0], made[1]);
+    let two =
+        search(json!({ "ids": [made[0], made[2], "no-such-thread"], "sort_by": "thread_id" }))
+            .await;
+    let mut expected = vec![made[0].clone(), made[2].clone()];
+    expected.sort();
+    expected.reverse();
+    assert_eq!(ids(&two), expected);
+    let (_, n) = h.post("/threads/count", json!({ "ids": [made[0]] })).await;
+    assert_eq!(n, json!(1));
+    // `select` keeps only the fields named; `extract` adds `extracted`.
+    let picked = search(json!({ "ids": [made[1]], "select": ["thread_id", "status"],
+                                "extract": { "last": "values.log[-1]", "first": "values.log[0]", "none": "values.nope" } }))
+    .await;
+    assert_eq!(
+        picked,
+        [json!({ "thread_id": made[1], "status": "idle",
+                 "extracted": { "last": "second", "first": "first", "none": null } })]
+    );
+    for (body, needle) in [
+        (json!({ "sort_by": "colour" }), "sort_by"),
+        (json!({ "sort_order": "up" }), "sort_order"),
+        (json!({ "select": ["secrets"] }), "select"),
+        (json!({ "idz": ["x"] }), "idz"),
+        (json!({ "extract": { "a": 1 } }), "$.extract.a"),
+        (
+            json!({ "extract": (0..11).map(|i| (format!("k{i}"), json!("values"))).collect::<serde_json::Map<_, _>>() }),
+            "$.extract",
+        ),
+    ] {
+        let (s, err) = h.post("/threads/search", body.clone()).await;
+        assert_eq!(s, 422, "{body} → {err}");
+        assert!(
+            err.to_string().contains(needle),
+            "{body} → {err} should name {needle}"
+        );
+    }
+}
+
+/// A short unique suffix (thread ids must not collide across test runs on a shared
+/// database).
+fn uuid_like(i: usize) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{nanos:x}{i}")
+}

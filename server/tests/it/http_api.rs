@@ -570,3 +570,9 @@ async fn a_state_update_or_run_at_an_unknown_checkpoint_is_a_404_and_writes_noth
     assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
     assert_eq!(h.get(&history).await.1, before);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thread_search_filters_sorts_selects_and_extracts() {
+    let h = Harness::start().await;
+    common::check_thread_search(&h).await;
+}

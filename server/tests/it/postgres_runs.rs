@@ -90,3 +90,13 @@ async fn a_resume_rolled_back_leaves_its_question_pending() {
     common::check_rollback_of_a_resume(&h).await;
     pg::drop_schema(&url, &schema).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thread_search_filters_sorts_selects_and_extracts() {
+    let Some(url) = pg::postgres_url("thread_search_filters_sorts_selects_and_extracts") else {
+        return;
+    };
+    let schema = pg::fresh_schema("sg_srv_search");
+    let h = Harness::bind(pg::server(&url, &schema)).await;
+    common::check_thread_search(&h).await;
+}

@@ -56,7 +56,8 @@ pub(super) async fn has_active_run(c: &impl GenericClient, thread_id: &str) -> D
 const MATCHING: &str = "FROM sg_threads
      WHERE ($1::jsonb = '{}'::jsonb OR metadata @> $1)
        AND ($2::jsonb = '{}'::jsonb OR state_values @> $2)
-       AND ($3::text IS NULL OR status = $3)";
+       AND ($3::text IS NULL OR status = $3)
+       AND ($4::text[] IS NULL OR thread_id = ANY($4))";
 
 impl Threads for PgDb {
     fn create_thread(
@@ -162,16 +163,20 @@ impl Threads for PgDb {
             let client = self.client().await?;
             let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
             let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
+            // The column and direction come from a closed set, never from the request.
+            let column = query.order.column();
+            let direction = if query.ascending { "ASC" } else { "DESC" };
             let rows = client
                 .query(
                     &format!(
                         "SELECT {THREAD_COLUMNS} {MATCHING}
-                         ORDER BY updated_at DESC, thread_id LIMIT $4 OFFSET $5"
+                         ORDER BY {column} {direction}, thread_id {direction} LIMIT $5 OFFSET $6"
                     ),
                     &[
                         &Value::Object(query.metadata),
                         &Value::Object(query.values),
                         &query.status.map(ThreadStatus::as_str),
+                        &query.ids,
                         &limit,
                         &offset,
                     ],
@@ -191,6 +196,7 @@ impl Threads for PgDb {
                         &Value::Object(query.metadata),
                         &Value::Object(query.values),
                         &query.status.map(ThreadStatus::as_str),
+                        &query.ids,
                     ],
                 )
                 .await?

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use stategraph::BoxFuture;
 
 use super::{
-    Db, DbError, DbResult, RunRow, RunStatus, ThreadQuery, ThreadRow, ThreadStatus, contains,
-    parse_json, parse_object,
+    Db, DbError, DbResult, RunRow, RunStatus, ThreadOrder, ThreadQuery, ThreadRow, ThreadStatus,
+    contains, parse_json, parse_object,
 };
 
 const SCHEMA: &str = "
@@ -248,9 +248,23 @@ pub(super) fn matching_threads(conn: &Connection, query: &ThreadQuery) -> DbResu
         let t = finish_thread(raw?)?;
         if contains(&Value::Object(t.metadata.clone()), &query.metadata)
             && contains(&t.values, &query.values)
+            && query
+                .ids
+                .as_ref()
+                .is_none_or(|ids| ids.contains(&t.thread_id))
         {
             out.push(t);
         }
     }
+    out.sort_by(|a, b| {
+        let by = match query.order {
+            ThreadOrder::ThreadId => std::cmp::Ordering::Equal,
+            ThreadOrder::Status => a.status.as_str().cmp(b.status.as_str()),
+            ThreadOrder::CreatedAt => a.created_at.cmp(&b.created_at),
+            ThreadOrder::UpdatedAt => a.updated_at.cmp(&b.updated_at),
+        }
+        .then_with(|| a.thread_id.cmp(&b.thread_id));
+        if query.ascending { by } else { by.reverse() }
+    });
     Ok(out)
 }
