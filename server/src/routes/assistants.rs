@@ -12,7 +12,9 @@ use stategraph::{GraphShape, ShapeNodeKind};
 use super::{Body, page};
 use crate::app::App;
 use crate::error::ApiError;
-use crate::wire::AssistantSearch;
+use crate::wire::{
+    ASSISTANT_FIELDS, AssistantSearch, AssistantSortBy, SortOrder, check_select, pick,
+};
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -24,7 +26,9 @@ pub(super) fn routes() -> Router<Arc<App>> {
 }
 
 fn matching<'a>(app: &'a App, q: &AssistantSearch) -> Vec<&'a crate::app::Assistant> {
-    app.assistants
+    let wanted = q.metadata.clone().unwrap_or_default();
+    let mut found: Vec<_> = app
+        .assistants
         .values()
         .filter(|a| q.graph_id.as_ref().is_none_or(|g| g == a.graph.name()))
         .filter(|a| {
@@ -32,18 +36,38 @@ fn matching<'a>(app: &'a App, q: &AssistantSearch) -> Vec<&'a crate::app::Assist
                 .as_ref()
                 .is_none_or(|n| a.graph.name().contains(n.as_str()))
         })
-        .collect()
+        .filter(|a| crate::db::contains(&a.json()["metadata"], &wanted))
+        .collect();
+    // Every assistant is made at start-up: by time they tie, and the id decides.
+    found.sort_by(|a, b| {
+        let by = match q.sort_by {
+            Some(AssistantSortBy::GraphId | AssistantSortBy::Name) => {
+                a.graph.name().cmp(b.graph.name())
+            }
+            _ => a.id.cmp(&b.id),
+        };
+        if q.sort_order == Some(SortOrder::Desc) {
+            by.reverse()
+        } else {
+            by
+        }
+    });
+    found
 }
 
-async fn search(State(app): State<Arc<App>>, Body(q): Body<AssistantSearch>) -> Json<Value> {
+async fn search(
+    State(app): State<Arc<App>>,
+    Body(mut q): Body<AssistantSearch>,
+) -> Result<Json<Value>, ApiError> {
+    let select = check_select(q.select.take(), ASSISTANT_FIELDS, "$.select")?;
     let (limit, offset) = page(q.limit, q.offset, 10);
     let list: Vec<Value> = matching(&app, &q)
         .into_iter()
         .skip(offset)
         .take(limit)
-        .map(crate::app::Assistant::json)
+        .map(|a| pick(a.json(), select.as_deref()))
         .collect();
-    Json(Value::Array(list))
+    Ok(Json(Value::Array(list)))
 }
 
 async fn count(State(app): State<Arc<App>>, Body(q): Body<AssistantSearch>) -> Json<Value> {

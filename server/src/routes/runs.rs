@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -23,7 +23,7 @@ use crate::events::Modes;
 use crate::hub::Notice;
 use crate::served::RunRequest;
 use crate::wire::{CommandRequest, DurabilityRequest, RunConfigRequest, RunKwargs};
-use crate::wire::{RunCreate, node_list, run_json};
+use crate::wire::{RUN_FIELDS, RunCreate, check_select, node_list, pick, run_json};
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -497,7 +497,18 @@ async fn list(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     Params(p): Params<ListParams>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
+    // `select` comes once per field (`?select=run_id&select=status`).
+    let select: Vec<String> = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .filter(|(k, _)| k == "select")
+        .map(|(_, v)| v.into_owned())
+        .collect();
+    let select = check_select(
+        (!select.is_empty()).then_some(select),
+        RUN_FIELDS,
+        "query.select",
+    )?;
     thread(&app, &id).await?;
     let status = match p.status.as_deref() {
         None => None,
@@ -508,7 +519,11 @@ async fn list(
     };
     let (limit, offset) = page(p.limit, p.offset, 10);
     let rows = app.db.list_runs(id, status, limit, offset).await?;
-    Ok(Json(rows.iter().map(run_json).collect()))
+    Ok(Json(
+        rows.iter()
+            .map(|r| pick(run_json(r), select.as_deref()))
+            .collect(),
+    ))
 }
 
 async fn run_of(app: &App, thread_id: &str, run_id: &str) -> Result<RunRow, ApiError> {

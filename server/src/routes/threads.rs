@@ -18,8 +18,8 @@ use crate::db::{ThreadOrder, ThreadQuery, ThreadRow, ThreadStatus};
 use crate::error::ApiError;
 use crate::served::Served;
 use crate::wire::{
-    HistoryQuery, SortOrder, StateUpdate, ThreadCreate, ThreadPatch, ThreadSearch, ThreadSortBy,
-    thread_json,
+    HistoryQuery, SortOrder, StateUpdate, THREAD_FIELDS, ThreadCreate, ThreadPatch, ThreadSearch,
+    ThreadSortBy, check_select, pick, thread_json,
 };
 
 pub(super) fn routes() -> Router<Arc<App>> {
@@ -115,34 +115,23 @@ async fn search(
     State(app): State<Arc<App>>,
     Body(mut req): Body<ThreadSearch>,
 ) -> Result<Json<Value>, ApiError> {
-    let select = req.select.take();
+    let select = check_select(req.select.take(), THREAD_FIELDS, "$.select")?;
     let extract = extract_paths(req.extract.take())?;
     let rows = app.db.search_threads(query_of(req)?).await?;
     let shown = rows.iter().map(|t| {
-        let mut full = thread_json(t);
+        let full = thread_json(t);
+        let extracted: Map<String, Value> = extract
+            .iter()
+            .map(|(alias, path)| {
+                let v = crate::wire::extract(&full, path).unwrap_or(Value::Null);
+                (alias.clone(), v)
+            })
+            .collect();
+        let mut shown = pick(full, select.as_deref());
         if !extract.is_empty() {
-            let found: Map<String, Value> = extract
-                .iter()
-                .map(|(alias, path)| {
-                    let v = crate::wire::extract(&full, path).unwrap_or(Value::Null);
-                    (alias.clone(), v)
-                })
-                .collect();
-            full["extracted"] = Value::Object(found);
+            shown["extracted"] = Value::Object(extracted);
         }
-        match (&select, full) {
-            (Some(fields), Value::Object(mut all)) => {
-                let mut kept: Map<String, Value> = fields
-                    .iter()
-                    .filter_map(|f| all.remove(f.key()).map(|v| (f.key().to_string(), v)))
-                    .collect();
-                if let Some(e) = all.remove("extracted") {
-                    kept.insert("extracted".into(), e);
-                }
-                Value::Object(kept)
-            }
-            (_, full) => full,
-        }
+        shown
     });
     Ok(Json(shown.collect()))
 }

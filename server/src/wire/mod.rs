@@ -100,7 +100,7 @@ pub(crate) struct ThreadSearch {
     pub(crate) sort_order: Option<SortOrder>,
     /// The fields of each thread to return (all when absent).
     #[serde(default)]
-    pub(crate) select: Option<Vec<ThreadField>>,
+    pub(crate) select: Option<Vec<String>>,
     /// Aliases of paths into each thread (`values.messages[-1]`), returned under
     /// `extracted`.
     #[serde(default)]
@@ -131,37 +131,18 @@ pub(crate) enum SortOrder {
     Desc,
 }
 
-/// A field of the `Thread` JSON, for `select`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum ThreadField {
-    ThreadId,
-    CreatedAt,
-    UpdatedAt,
-    Metadata,
-    Config,
-    Context,
-    Status,
-    Values,
-    Interrupts,
-}
-
-impl ThreadField {
-    /// Its key in the `Thread` JSON.
-    pub(crate) fn key(self) -> &'static str {
-        match self {
-            Self::ThreadId => "thread_id",
-            Self::CreatedAt => "created_at",
-            Self::UpdatedAt => "updated_at",
-            Self::Metadata => "metadata",
-            Self::Config => "config",
-            Self::Context => "context",
-            Self::Status => "status",
-            Self::Values => "values",
-            Self::Interrupts => "interrupts",
-        }
-    }
-}
+/// The fields of a `Thread`, for `select`.
+pub(crate) const THREAD_FIELDS: &[&str] = &[
+    "thread_id",
+    "created_at",
+    "updated_at",
+    "metadata",
+    "config",
+    "context",
+    "status",
+    "values",
+    "interrupts",
+];
 
 /// The value at `path` in `root`: keys joined by dots, list indexes in brackets
 /// (`values.messages[-1].content`; a negative index counts from the end).
@@ -210,17 +191,100 @@ pub(crate) struct HistoryQuery {
     pub(crate) metadata: Option<Map<String, Value>>,
 }
 
-/// `POST /assistants/search`.
+/// `POST /assistants/search` and `/assistants/count`: every field is honoured, any
+/// other is a 422.
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct AssistantSearch {
     #[serde(default)]
     pub(crate) graph_id: Option<String>,
     #[serde(default)]
     pub(crate) name: Option<String>,
+    /// Metadata the assistants contain (key by key, values equal).
+    #[serde(default)]
+    pub(crate) metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub(crate) sort_by: Option<AssistantSortBy>,
+    #[serde(default)]
+    pub(crate) sort_order: Option<SortOrder>,
+    /// The fields of each assistant to return (all when absent).
+    #[serde(default)]
+    pub(crate) select: Option<Vec<String>>,
     #[serde(default)]
     pub(crate) limit: Option<usize>,
     #[serde(default)]
     pub(crate) offset: Option<usize>,
+}
+
+/// `sort_by` of an assistant search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum AssistantSortBy {
+    AssistantId,
+    GraphId,
+    Name,
+    CreatedAt,
+    UpdatedAt,
+}
+
+/// The fields of an `Assistant`, for `select`.
+pub(crate) const ASSISTANT_FIELDS: &[&str] = &[
+    "assistant_id",
+    "graph_id",
+    "name",
+    "description",
+    "config",
+    "context",
+    "created_at",
+    "updated_at",
+    "metadata",
+    "version",
+];
+
+/// The fields of a `Run`, for `select`.
+pub(crate) const RUN_FIELDS: &[&str] = &[
+    "run_id",
+    "thread_id",
+    "assistant_id",
+    "created_at",
+    "updated_at",
+    "status",
+    "metadata",
+    "kwargs",
+    "multitask_strategy",
+    "cancel_reason",
+];
+
+/// Checks a `select` list against the fields of the object it picks from.
+pub(crate) fn check_select(
+    select: Option<Vec<String>>,
+    known: &[&str],
+    path: &str,
+) -> Result<Option<Vec<String>>, crate::error::ApiError> {
+    if let Some(bad) = select
+        .iter()
+        .flatten()
+        .find(|f| !known.contains(&f.as_str()))
+    {
+        return Err(crate::error::ApiError::invalid(
+            path,
+            format!("unknown field `{bad}`; fields: {}", known.join(", ")),
+        ));
+    }
+    Ok(select)
+}
+
+/// `value` with only the `select`ed keys (all of it without a selection).
+pub(crate) fn pick(value: Value, select: Option<&[String]>) -> Value {
+    match (select, value) {
+        (Some(fields), Value::Object(mut all)) => Value::Object(
+            fields
+                .iter()
+                .filter_map(|f| all.remove(f).map(|v| (f.clone(), v)))
+                .collect(),
+        ),
+        (_, value) => value,
+    }
 }
 
 /// A checkpoint named in a request, as LangGraph's clients send a state's

@@ -576,3 +576,74 @@ async fn thread_search_filters_sorts_selects_and_extracts() {
     let h = Harness::start().await;
     common::check_thread_search(&h).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn assistant_search_and_run_lists_honour_metadata_sort_and_select() {
+    let h = Harness::start().await;
+    let names = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["graph_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (s, all) = h
+        .post(
+            "/assistants/search",
+            json!({ "sort_by": "name", "sort_order": "asc", "limit": 100 }),
+        )
+        .await;
+    assert_eq!(s, 200, "{all}");
+    assert_eq!(names(&all), ["chat", "job", "nested", "research"]);
+    let (_, desc) = h
+        .post(
+            "/assistants/search",
+            json!({ "sort_by": "graph_id", "sort_order": "desc" }),
+        )
+        .await;
+    assert_eq!(names(&desc), ["research", "nested", "job", "chat"]);
+    let (_, system) = h
+        .post(
+            "/assistants/search",
+            json!({ "metadata": { "created_by": "system" } }),
+        )
+        .await;
+    assert_eq!(system.as_array().map(Vec::len), Some(4));
+    let (_, none) = h
+        .post(
+            "/assistants/search",
+            json!({ "metadata": { "created_by": "someone" } }),
+        )
+        .await;
+    assert_eq!(none, json!([]));
+    let (_, picked) = h
+        .post(
+            "/assistants/search",
+            json!({ "graph_id": "job", "select": ["graph_id", "version"] }),
+        )
+        .await;
+    assert_eq!(picked, json!([{ "graph_id": "job", "version": 1 }]));
+    for body in [
+        json!({ "select": ["secrets"] }),
+        json!({ "sort_by": "colour" }),
+        json!({ "graph": "job" }),
+    ] {
+        let (s, err) = h.post("/assistants/search", body.clone()).await;
+        assert_eq!(s, 422, "{body} → {err}");
+    }
+
+    // A thread's runs: `select` once per field, as the SDKs send it.
+    let t = h.thread().await;
+    let run = h
+        .background(&t, json!({ "assistant_id": "job", "input": {} }))
+        .await;
+    h.join(&t, &run).await;
+    let (s, runs) = h
+        .get(&format!("/threads/{t}/runs?select=run_id&select=status"))
+        .await;
+    assert_eq!(s, 200, "{runs}");
+    assert_eq!(runs, json!([{ "run_id": run, "status": "success" }]));
+    let (s, err) = h.get(&format!("/threads/{t}/runs?select=secrets")).await;
+    assert_eq!(s, 422, "{err}");
+    assert_eq!(err["errors"][0]["path"], "query.select", "{err}");
+}
