@@ -125,6 +125,13 @@ pub fn run(
         let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
         let first = lines.next().and_then(Result::ok);
         assert_eq!(first.as_deref(), Some("ready"), "the worker did not start");
+        // Kill a worker that is stepping, not one still connecting: on a loaded
+        // machine start-up alone can outlast the random delay.
+        let before = read_log(&log).len();
+        let started = std::time::Instant::now();
+        while read_log(&log).len() == before && started.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
         std::thread::sleep(Duration::from_millis(rng.random_range(2..50)));
         if let Some(status) = child.try_wait().expect("poll the worker") {
             let said: Vec<String> = lines.map_while(Result::ok).collect();
