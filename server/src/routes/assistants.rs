@@ -38,13 +38,12 @@ fn matching<'a>(app: &'a App, q: &AssistantSearch) -> Vec<&'a crate::app::Assist
         })
         .filter(|a| crate::db::contains(&a.json()["metadata"], &wanted))
         .collect();
-    // Every assistant is made at start-up: by time they tie, and the id decides.
+    // By name unless asked otherwise; every assistant is made at start-up, so by
+    // time they tie and the name decides.
     found.sort_by(|a, b| {
         let by = match q.sort_by {
-            Some(AssistantSortBy::GraphId | AssistantSortBy::Name) => {
-                a.graph.name().cmp(b.graph.name())
-            }
-            _ => a.id.cmp(&b.id),
+            Some(AssistantSortBy::AssistantId) => a.id.cmp(&b.id),
+            _ => a.graph.name().cmp(b.graph.name()),
         };
         if q.sort_order == Some(SortOrder::Desc) {
             by.reverse()

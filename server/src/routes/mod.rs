@@ -4,6 +4,7 @@ mod assistants;
 mod cancel;
 mod extract;
 mod guard;
+mod prepare;
 mod runs;
 mod store;
 mod stream;

@@ -11,19 +11,17 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::prepare::prepare_run;
 use super::stream::{Detach, tail};
 use super::threads::thread;
 use super::{Body, Params, page};
 use crate::app::App;
-use crate::db::{NewRun, RunRow, RunStatus, ThreadStatus};
+use crate::db::{NewRun, RunRow, RunStatus};
 use crate::error::ApiError;
-use crate::events::Modes;
 use crate::hub::Notice;
-use crate::served::RunRequest;
-use crate::wire::{CommandRequest, DurabilityRequest, RunConfigRequest, RunKwargs};
-use crate::wire::{RUN_FIELDS, RunCreate, check_select, node_list, pick, run_json};
+use crate::wire::{RUN_FIELDS, RunCreate, check_select, pick, run_json};
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -41,260 +39,8 @@ pub(super) fn routes() -> Router<Arc<App>> {
         .route("/runs/stream", post(stateless_stream))
         .route("/runs/wait", post(stateless_wait))
         .route("/runs/batch", post(batch))
+        .route("/runs/{run_id}/stream", get(join_stream_by_run))
         .route("/runs/cancel", post(super::cancel::cancel_many))
-}
-
-const STRATEGIES: &[&str] = &["reject", "enqueue", "interrupt", "rollback"];
-
-/// Checks a run request for `thread_id` (a new thread for a stateless run) without
-/// writing anything.
-async fn prepare_run(
-    app: &App,
-    thread_id: Option<String>,
-    mut req: RunCreate,
-) -> Result<NewRun, ApiError> {
-    if req.assistant_id.is_empty() {
-        return Err(ApiError::invalid(
-            "$.assistant_id",
-            "required: the graph to run (its name or assistant id)",
-        ));
-    }
-    let assistant = app.assistant(&req.assistant_id)?;
-    let graph = assistant.graph.clone();
-    let stateless = thread_id.is_none();
-    let thread_id = thread_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let strategy = req
-        .multitask_strategy
-        .clone()
-        .unwrap_or_else(|| "enqueue".into());
-    if !STRATEGIES.contains(&strategy.as_str()) {
-        return Err(ApiError::invalid(
-            "$.multitask_strategy",
-            format!(
-                "unknown strategy `{strategy}`; known: {}",
-                STRATEGIES.join(", ")
-            ),
-        ));
-    }
-    let create_thread = stateless
-        || match req.if_not_exists.as_deref() {
-            None | Some("reject") => false,
-            Some("create") => true,
-            Some(other) => {
-                return Err(ApiError::invalid(
-                    "$.if_not_exists",
-                    format!("expected `create` or `reject`, not `{other}`"),
-                ));
-            }
-        };
-    let existing = app.db.get_thread(thread_id.clone()).await?;
-    match &existing {
-        None if !create_thread => return Err(ApiError::not_found(format!("thread {thread_id}"))),
-        Some(t) => {
-            if let Some(bound) = t.metadata.get("graph_id").and_then(Value::as_str)
-                && bound != graph.name()
-            {
-                return Err(ApiError::conflict(format!(
-                    "thread {thread_id} runs graph `{bound}`, not `{}`: start a new thread for it",
-                    graph.name()
-                )));
-            }
-        }
-        None => {}
-    }
-    if req.after_seconds.is_some() || req.webhook.is_some() {
-        let field = if req.after_seconds.is_some() {
-            "after_seconds"
-        } else {
-            "webhook"
-        };
-        return Err(ApiError::invalid(
-            format!("$.{field}"),
-            "not supported by this server: leave it out",
-        ));
-    }
-    // Both: the command runs, as on LangGraph Platform (CopilotKit's adapter sends
-    // its state beside a resume); strict input refuses it.
-    let input_ignored = req.input.as_ref().is_some_and(|v| !v.is_null())
-        && req.command.as_ref().is_some_and(|v| !v.is_null());
-    if input_ignored {
-        if app.limits.strict_input {
-            return Err(ApiError::invalid(
-                "$",
-                "give `input` or `command`, not both",
-            ));
-        }
-        req.input = None;
-    }
-    let command = match &req.command {
-        None | Some(Value::Null) => None,
-        Some(c) => Some(
-            serde_json::from_value::<CommandRequest>(c.clone())
-                .map_err(|e| ApiError::invalid("$.command", e.to_string()))?,
-        ),
-    };
-    let dropped = if app.limits.strict_input {
-        Vec::new()
-    } else {
-        drop_unknown_keys(&mut req.input, &graph.channel_names())
-    };
-    let subgraphs = req.stream_subgraphs.unwrap_or(false);
-    Modes::parse(req.stream_mode.as_ref(), subgraphs)?;
-    let config = run_config(req.config.as_ref())?;
-    let nodes = graph.node_names();
-    let kwargs = RunKwargs {
-        input: req.input.clone(),
-        command,
-        stream_mode: match &req.stream_mode {
-            Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
-            _ => vec!["values".to_string()],
-        },
-        stream_subgraphs: subgraphs,
-        interrupt_before: node_list(req.interrupt_before.as_ref(), &nodes, "interrupt_before")?,
-        interrupt_after: node_list(req.interrupt_after.as_ref(), &nodes, "interrupt_after")?,
-        // LangGraph's clients may name the checkpoint in `configurable`.
-        checkpoint_id: crate::wire::checkpoint_id(
-            req.checkpoint_id.as_ref(),
-            req.checkpoint.as_ref(),
-        )
-        .or_else(|| {
-            config
-                .as_ref()
-                .and_then(|c| c.configurable.get("checkpoint_id"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        }),
-        config,
-        durability: req.durability.or(req.checkpoint_during.map(|during| {
-            if during {
-                DurabilityRequest::Async
-            } else {
-                DurabilityRequest::Exit
-            }
-        })),
-        context: req.context.clone().filter(|c| !c.is_null()),
-        on_completion: req.on_completion.clone().unwrap_or_else(|| {
-            if stateless {
-                "delete".into()
-            } else {
-                "keep".into()
-            }
-        }),
-    };
-    let request = RunRequest::of(&thread_id, "", kwargs.clone(), Map::new())?;
-    graph.check(&request)?;
-    if let Some(id) = &request.checkpoint_id {
-        // A run from a checkpoint the thread does not have would be queued only to
-        // fail: refuse it now.
-        let at = stategraph::checkpoint::CheckpointConfig::thread(thread_id.clone()).at(id);
-        let known = existing.is_some()
-            && app
-                .saver
-                .get_tuple(&at)
-                .await
-                .map_err(ApiError::internal)?
-                .is_some();
-        if !known {
-            return Err(ApiError::new(
-                axum::http::StatusCode::NOT_FOUND,
-                format!("thread {thread_id} has no checkpoint `{id}`: pick one from its history"),
-            ));
-        }
-    }
-    // A resume needs a thread that waits on an interrupt (or a run that may leave
-    // it waiting).
-    if request.command.as_ref().is_some_and(|c| c.resume.is_some())
-        && existing.as_ref().is_none_or(|t| {
-            t.status != ThreadStatus::Busy && t.interrupts.as_array().is_none_or(Vec::is_empty)
-        })
-    {
-        return Err(ApiError::conflict(format!(
-            "thread {thread_id} is not waiting on an interrupt: there is nothing to resume"
-        )));
-    }
-    let kwargs = serde_json::to_value(&kwargs).map_err(ApiError::internal)?;
-    let mut thread_metadata = Map::new();
-    thread_metadata.insert("graph_id".into(), json!(graph.name()));
-    thread_metadata.insert("assistant_id".into(), json!(assistant.id));
-    let mut metadata = req.metadata.unwrap_or_default();
-    if input_ignored {
-        tracing::warn!(graph = graph.name(), thread_id = %thread_id, "a run's input was ignored: it has a command");
-        metadata.insert(
-            "input_ignored".into(),
-            json!("the run has a command, which runs instead"),
-        );
-    }
-    if !dropped.is_empty() {
-        tracing::warn!(
-            graph = graph.name(),
-            thread_id = %thread_id,
-            keys = ?dropped,
-            "dropped input keys the graph's state lacks (Server::strict_input refuses them)"
-        );
-        metadata.insert("dropped_input_keys".into(), json!(dropped));
-    }
-    let run = RunRow {
-        run_id: uuid::Uuid::new_v4().to_string(),
-        thread_id: thread_id.clone(),
-        assistant_id: assistant.id.clone(),
-        created_at: 0,
-        updated_at: 0,
-        status: RunStatus::Pending,
-        metadata,
-        multitask_strategy: strategy,
-        kwargs,
-        attempt: 0,
-        cancel: None,
-        output: None,
-    };
-    Ok(NewRun {
-        row: run,
-        create_thread,
-        thread_metadata,
-    })
-}
-
-/// A run request's `config`: each field it honours, any other a 422 naming it.
-fn run_config(config: Option<&Value>) -> Result<Option<RunConfigRequest>, ApiError> {
-    let config = match config {
-        None | Some(Value::Null) => return Ok(None),
-        Some(v) => serde_json::from_value::<RunConfigRequest>(v.clone())
-            .map_err(|e| ApiError::invalid("$.config", e.to_string()))?,
-    };
-    for (field, value) in [
-        ("recursion_limit", config.recursion_limit),
-        ("max_concurrency", config.max_concurrency),
-    ] {
-        if value == Some(0) {
-            return Err(ApiError::invalid(
-                format!("$.config.{field}"),
-                "must be at least 1",
-            ));
-        }
-    }
-    Ok(Some(config))
-}
-
-/// Takes the keys a run's input names that its graph's state lacks out of it, as
-/// LangGraph drops them; their names, in order.
-fn drop_unknown_keys(input: &mut Option<Value>, known: &[&str]) -> Vec<String> {
-    let Some(Value::Object(map)) = input else {
-        return Vec::new();
-    };
-    let dropped: Vec<String> = map
-        .keys()
-        .filter(|k| !known.contains(&k.as_str()))
-        .cloned()
-        .collect();
-    for key in &dropped {
-        map.remove(key);
-    }
-    dropped
 }
 
 /// Validates and queues a run on `thread_id` (a new thread for a stateless run).
@@ -572,6 +318,33 @@ async fn join_stream(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     run_of(&app, &id, &run_id).await?;
+    stream_of(app, id, run_id, &p, &headers)
+}
+
+/// `GET /runs/{run_id}/stream`: a run's stream found by its id alone (the JS SDK's
+/// `joinStream` without a thread).
+async fn join_stream_by_run(
+    State(app): State<Arc<App>>,
+    Path(run_id): Path<String>,
+    Params(p): Params<JoinStreamParams>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let run = app
+        .db
+        .get_run(None, run_id.clone())
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("run {run_id}")))?;
+    stream_of(app, run.thread_id, run_id, &p, &headers)
+}
+
+/// The stream of run `run_id` of `thread_id` from the `Last-Event-ID` it names.
+fn stream_of(
+    app: Arc<App>,
+    thread_id: String,
+    run_id: String,
+    p: &JoinStreamParams,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
     let after = match headers
         .get("last-event-id")
         .map(|v| v.to_str().map(str::parse::<i64>))
@@ -590,7 +363,7 @@ async fn join_stream(
         cancel: p.cancel_on_disconnect.unwrap_or(false),
         delete_thread: false,
     };
-    Ok(tail(app.clone(), id, run_id, after, detach).into_response())
+    Ok(tail(app, thread_id, run_id, after, detach).into_response())
 }
 
 /// `POST /runs/batch`: several stateless background runs at once, all or none.

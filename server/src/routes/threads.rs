@@ -71,10 +71,21 @@ async fn create(
             ));
         }
     };
-    let row = app
-        .db
-        .create_thread(id, req.metadata.unwrap_or_default(), do_nothing)
-        .await?;
+    for (field, given) in [("supersteps", &req.supersteps), ("ttl", &req.ttl)] {
+        if given.as_ref().is_some_and(|v| !v.is_null()) {
+            return Err(ApiError::invalid(
+                format!("$.{field}"),
+                "not supported by this server: leave it out",
+            ));
+        }
+    }
+    let mut metadata = req.metadata.unwrap_or_default();
+    if let Some(graph) = &req.graph_id {
+        let assistant = app.assistant(graph)?;
+        metadata.insert("graph_id".into(), json!(assistant.graph.name()));
+        metadata.insert("assistant_id".into(), json!(assistant.id));
+    }
+    let row = app.db.create_thread(id, metadata, do_nothing).await?;
     Ok(Json(thread_json(&row)))
 }
 

@@ -72,6 +72,15 @@ pub(crate) struct ThreadCreate {
     pub(crate) metadata: Option<Map<String, Value>>,
     #[serde(default)]
     pub(crate) if_exists: Option<String>,
+    /// The graph the thread runs (bound in its metadata, as its first run would).
+    #[serde(default)]
+    pub(crate) graph_id: Option<String>,
+    /// Not served: refused with a 422.
+    #[serde(default)]
+    pub(crate) supersteps: Option<Value>,
+    /// Not served: refused with a 422.
+    #[serde(default)]
+    pub(crate) ttl: Option<Value>,
 }
 
 /// `PATCH /threads/{id}`.

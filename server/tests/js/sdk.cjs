@@ -90,6 +90,9 @@ async function joinedFromTheStart() {
   expect(short(again.map((p) => [p.event, p.data])) === short(live.map((p) => [p.event, p.data])), `replayed: ${short(again.map((p) => p.event))} vs ${short(liveEvents)}`);
   const status = (await client.runs.get(thread.thread_id, run.run_id)).status;
   expect(status === "success", `run status: ${status}`);
+  // By the run's id alone (no thread): the same events.
+  const byRun = await collect(client.runs.joinStream(null, run.run_id, { lastEventId: "-1" }));
+  expect(short(byRun.map((p) => [p.event, p.data])) === short(live.map((p) => [p.event, p.data])), `joined by run id: ${short(byRun.map((p) => p.event))}`);
 }
 
 async function history() {
@@ -122,7 +125,7 @@ async function waited() {
 
 (async () => {
   await check("runs.stream: values, updates and the answer piece by piece, in LangChain's shape", streamed);
-  await check("runs.joinStream with lastEventId -1: while running and after the end", joinedFromTheStart);
+  await check("runs.joinStream with lastEventId -1: while running, after the end, by run id alone", joinedFromTheStart);
   await check("threads.getHistory / getState", history);
   await check("runs.wait: a chat turn, a second turn, a pause and its resume", waited);
   process.exit(failures ? 1 : 0);

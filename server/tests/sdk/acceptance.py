@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import time
 import traceback
 import uuid
+from pathlib import Path
 
 import httpx
 from langgraph_sdk import get_client, get_sync_client
@@ -633,6 +635,36 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
 
     if STATEGRAPH:  # LangGraph accepts unknown config fields
         pending.append(check("run options: durability, recursion_limit; an unknown config field is a 422", run_options))
+
+    async def method_table():
+        docs = (Path(__file__).resolve().parents[2] / "src" / "docs.md").read_text()
+        listed = set(re.findall(r"^\| `(\w+\.\w+)` \|", docs, re.M))
+        sdk = {
+            f"{group}.{name}"
+            for group in ("assistants", "threads", "runs", "crons", "store")
+            for name in dir(getattr(client, group))
+            if not name.startswith("_") and callable(getattr(getattr(client, group), name))
+        }
+        expect(not sdk - listed, f"SDK methods missing from the table in src/docs.md: {sorted(sdk - listed)}")
+        expect(not listed - sdk, f"the table in src/docs.md names methods the SDK lacks: {sorted(listed - sdk)}")
+
+    if STATEGRAPH:
+        pending.append(check("the crate docs' method table lists every method of this SDK", method_table))
+
+    async def thread_create_options():
+        made = await client.threads.create(graph_id="research", metadata={"owner": "sdk"})
+        expect(made["metadata"].get("graph_id") == "research" and made["metadata"].get("owner") == "sdk", f"created: {short(made)}")
+        for options in ({"ttl": {"strategy": "delete", "ttl": 5}}, {"supersteps": [{"updates": [{"values": {}, "as_node": "__input__"}]}]}):
+            try:
+                await client.threads.create(**options)
+            except UnprocessableEntityError as error:
+                field = next(iter(options))
+                expect(field in error_text(error), f"the 422 does not name `{field}`: {error_text(error)}")
+            else:
+                raise CheckFailed(f"threads.create accepted {short(options)} it does not serve")
+
+    if STATEGRAPH:
+        pending.append(check("threads.create: graph_id binds the thread; ttl and supersteps are refused", thread_create_options))
 
     async def if_not_exists():
         thread = str(uuid.uuid4())
