@@ -10,6 +10,24 @@ use super::answer::Pause;
 use super::interrupt::{Interrupt, interrupt_id};
 use crate::store::Store;
 
+/// What the nodes of a run read besides the state: `configurable` values and a typed
+/// context. Not saved with checkpoints.
+#[derive(Clone, Default)]
+pub(crate) struct Provided {
+    pub(crate) configurable: Arc<serde_json::Map<String, serde_json::Value>>,
+    /// The context and its type's name.
+    pub(crate) context: Option<(Arc<dyn std::any::Any + Send + Sync>, &'static str)>,
+}
+
+impl std::fmt::Debug for Provided {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provided")
+            .field("configurable", &self.configurable)
+            .field("context", &self.context.as_ref().map(|(_, name)| *name))
+            .finish()
+    }
+}
+
 /// What a node receives when it runs.
 pub struct NodeContext {
     pub(crate) node: Arc<str>,
@@ -30,7 +48,7 @@ pub struct NodeContext {
     /// The graph's store (`CompileOptions::store`).
     pub(crate) store: Option<Arc<dyn Store>>,
     /// The run's `configurable` values and context.
-    pub(crate) provided: crate::runtime::Provided,
+    pub(crate) provided: Provided,
 }
 
 impl Clone for NodeContext {

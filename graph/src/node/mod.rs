@@ -19,6 +19,7 @@ mod payload;
 mod send;
 
 pub use crate::future::BoxFuture;
+pub(crate) use context::Provided;
 pub use context::{ContextError, NodeContext};
 pub use control::{Command, IntoGoto, Resume, Route};
 pub(crate) use def::{AsyncRunner, Runner, SyncRunner, TaskInput};

@@ -68,25 +68,7 @@ pub struct RunConfig {
     pub(crate) retry: bool,
     /// What every node reads besides the state (see [`RunConfig::configurable`],
     /// [`RunConfig::context`]).
-    pub(crate) provided: Provided,
-}
-
-/// What the nodes of a run read besides the state: `configurable` values and a typed
-/// context. Not saved with checkpoints.
-#[derive(Clone, Default)]
-pub(crate) struct Provided {
-    pub(crate) configurable: Arc<serde_json::Map<String, serde_json::Value>>,
-    /// The context and its type's name.
-    pub(crate) context: Option<(Arc<dyn std::any::Any + Send + Sync>, &'static str)>,
-}
-
-impl std::fmt::Debug for Provided {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Provided")
-            .field("configurable", &self.configurable)
-            .field("context", &self.context.as_ref().map(|(_, name)| *name))
-            .finish()
-    }
+    pub(crate) provided: crate::node::Provided,
 }
 
 /// Where a subgraph's run keeps its checkpoints: its parent's saver (or none), under
@@ -125,7 +107,7 @@ impl Default for RunConfig {
             nested: None,
             lease: None,
             retry: false,
-            provided: Provided::default(),
+            provided: crate::node::Provided::default(),
         }
     }
 }

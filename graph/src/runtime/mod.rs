@@ -25,7 +25,6 @@ mod step;
 mod update;
 mod writer;
 
-pub(crate) use config::Provided;
 pub use config::{Durability, RunConfig, RunInput, RunOutput};
 pub use error::{ContinueReason, NodePanic, RunError};
 pub use lease::RunLease;
