@@ -132,10 +132,15 @@ async fn existing_thread(
 
 /// Options this server does not serve are refused, not ignored.
 fn refuse_unserved(req: &RunCreate) -> Result<(), ApiError> {
-    let field = if req.after_seconds.is_some() {
+    let given = |v: &Option<Value>| v.as_ref().is_some_and(|v| !v.is_null());
+    let field = if given(&req.after_seconds) {
         "after_seconds"
-    } else if req.webhook.is_some() {
+    } else if given(&req.webhook) {
         "webhook"
+    } else if given(&req.feedback_keys) {
+        "feedback_keys"
+    } else if given(&req.langsmith_tracer) {
+        "langsmith_tracer"
     } else {
         return Ok(());
     };

@@ -6,8 +6,11 @@ use serde_json::{Map, Value};
 
 use super::CheckpointRef;
 
-/// A run request: `POST /threads/{id}/runs[/stream|/wait]`, `POST /runs/..`.
+/// A run request: `POST /threads/{id}/runs[/stream|/wait]`, `POST /runs/..`. Every
+/// field LangGraph's SDKs send is here, honoured or refused by name; any other is a
+/// 422.
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct RunCreate {
     #[serde(default)]
     pub(crate) assistant_id: String,
@@ -58,6 +61,17 @@ pub(crate) struct RunCreate {
     pub(crate) after_seconds: Option<Value>,
     #[serde(default)]
     pub(crate) webhook: Option<Value>,
+    /// A resume is always strict here (one for a thread waiting on nothing is a 409,
+    /// an answer to an unknown interrupt fails the run): accepted either way.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub(crate) strict_resume: Option<bool>,
+    /// LangSmith's: refused with a 422.
+    #[serde(default)]
+    pub(crate) feedback_keys: Option<Value>,
+    /// LangSmith's: refused with a 422.
+    #[serde(default)]
+    pub(crate) langsmith_tracer: Option<Value>,
 }
 
 /// `command` of a run request: resume an interrupt, write an update, go to nodes.
