@@ -150,6 +150,42 @@ async def new_thread(client, kind: str) -> str:
     return thread["thread_id"]
 
 
+async def cutting_proxy(target: str, cut_after: int):
+    """A TCP proxy to `target` whose first connection is cut after `cut_after` bytes of
+    response (a dropped connection in the middle of a stream); later ones pass whole.
+    Returns the server, its URL, and its count of connections."""
+    host, port = target.split("//", 1)[1].split(":")
+    connections = {"seen": 0}
+
+    async def pipe(reader, writer, limit):
+        sent = 0
+        try:
+            while limit is None or sent < limit:
+                chunk = await reader.read(min(4096, limit - sent) if limit is not None else 4096)
+                if not chunk:
+                    break
+                writer.write(chunk)
+                await writer.drain()
+                sent += len(chunk)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    async def handle(client_reader, client_writer):
+        first = connections["seen"] == 0
+        connections["seen"] += 1
+        up_reader, up_writer = await asyncio.open_connection(host, int(port))
+        upstream = asyncio.ensure_future(pipe(client_reader, up_writer, None))
+        await pipe(up_reader, client_writer, cut_after if first else None)
+        upstream.cancel()
+        up_writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    proxy_port = server.sockets[0].getsockname()[1]
+    return server, f"http://127.0.0.1:{proxy_port}", connections
+
+
 async def main(url: str, keyed: tuple[str, str] | None) -> int:
     client = get_client(url=url, api_key=None)
     state: dict[str, object] = {"assistant": GRAPH}
@@ -665,6 +701,32 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
 
     if STATEGRAPH:
         pending.append(check("threads.create: graph_id binds the thread; ttl and supersteps are refused", thread_create_options))
+
+    async def cut_stream():
+        # The stream is cut after 1500 bytes; the SDK reconnects through `Location` with
+        # `Last-Event-ID`, and every event arrives exactly once.
+        proxy, proxy_url, connections = await cutting_proxy(url, 1500)
+        try:
+            through = get_client(url=proxy_url, api_key=None)
+            thread = await new_thread(client, "cut-stream")
+            parts = [
+                p
+                async for p in through.runs.stream(
+                    thread, aid, input={"topic": TOPIC},
+                    stream_mode=["values", "updates", "custom"], stream_resumable=True,
+                )
+            ]
+        finally:
+            proxy.close()
+        runs = await client.runs.list(thread)
+        whole = [p async for p in client.runs.join_stream(thread, runs[0]["run_id"], last_event_id="-1")]
+        got = [(p.event, json.dumps(p.data, sort_keys=True)) for p in parts]
+        want = [(p.event, json.dumps(p.data, sort_keys=True)) for p in whole]
+        expect(len(want) > 5, f"the run streamed only {len(want)} events")
+        expect(connections["seen"] >= 2, f"the stream was not cut (connections: {connections['seen']})")
+        expect(got == want, f"through the cut: {len(got)} events ({short([e for e, _ in got])}), the run's: {len(want)} ({short([e for e, _ in want])})")
+
+    pending.append(check("a stream cut after 1500 bytes resumes through Location, every event once", cut_stream))
 
     async def if_not_exists():
         thread = str(uuid.uuid4())
