@@ -60,26 +60,21 @@ impl Modes {
         let mut messages = MessageForms::default();
         let mut events = false;
         for name in names {
-            let m = match name {
-                "values" => StreamMode::VALUES,
-                "updates" => StreamMode::UPDATES,
-                "custom" => StreamMode::CUSTOM,
-                "tasks" => StreamMode::TASKS,
-                "checkpoints" => StreamMode::CHECKPOINTS,
-                "debug" => StreamMode::DEBUG,
-                "messages" => {
+            let m = match (graph_mode(name), name) {
+                (Some(m), _) => m,
+                (None, "messages") => {
                     messages.partial = true;
                     StreamMode::MESSAGES
                 }
-                "messages-tuple" => {
+                (None, "messages-tuple") => {
                     messages.tuple = true;
                     StreamMode::MESSAGES
                 }
-                "events" => {
+                (None, "events") => {
                     events = true;
                     continue;
                 }
-                other => {
+                (None, other) => {
                     return Err(ApiError::invalid(
                         "$.stream_mode",
                         format!("unknown stream mode `{other}`; known: {}", KNOWN.join(", ")),
@@ -122,21 +117,26 @@ impl Modes {
     /// always carries values, to know its result; a client sees them only when
     /// asked).
     fn wants_named(self, name: &str) -> bool {
-        let mode = match name {
-            "values" => StreamMode::VALUES,
-            "updates" => StreamMode::UPDATES,
-            "custom" => StreamMode::CUSTOM,
-            "tasks" => StreamMode::TASKS,
-            "checkpoints" => StreamMode::CHECKPOINTS,
-            "debug" => StreamMode::DEBUG,
-            _ => return false,
-        };
-        self.wants(mode)
+        graph_mode(name).is_some_and(|mode| self.wants(mode))
     }
 
     fn subgraphs(self) -> bool {
         self.wants(StreamMode::SUBGRAPHS)
     }
+}
+
+/// The graph's stream mode a wire mode name stands for, for the modes that are one
+/// to one (`messages` and `events` are shaped from several).
+fn graph_mode(name: &str) -> Option<StreamMode> {
+    Some(match name {
+        "values" => StreamMode::VALUES,
+        "updates" => StreamMode::UPDATES,
+        "custom" => StreamMode::CUSTOM,
+        "tasks" => StreamMode::TASKS,
+        "checkpoints" => StreamMode::CHECKPOINTS,
+        "debug" => StreamMode::DEBUG,
+        _ => return None,
+    })
 }
 
 /// Interrupts as the wire lists them: `[{"value": .., "id": ..}]`.

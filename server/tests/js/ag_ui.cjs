@@ -8,27 +8,12 @@
 // check prints one line (`ok` or `FAIL`); the script exits 1 if any failed.
 "use strict";
 
+const { check, expect, finish, short } = require("./checks.cjs");
+
 const { randomUUID } = require("node:crypto");
 const { LangGraphAgent } = require("@ag-ui/langgraph");
 
 const url = process.argv[2];
-let failures = 0;
-
-function expect(condition, message) {
-  if (!condition) throw new Error(message);
-}
-
-async function check(name, fn) {
-  const start = Date.now();
-  try {
-    await fn();
-    console.log(`ok   ${name} (${((Date.now() - start) / 1000).toFixed(2)}s)`);
-  } catch (error) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${error && error.stack ? error.stack : error}`);
-  }
-}
-
 /**
  * One AG-UI run of `text` (on a new thread, or `options.threadId`; `options.resume`
  * answers an interrupt): every event the agent emits, in order.
@@ -141,5 +126,5 @@ async function interruptTurn() {
   await check("LangGraphAgent: a text turn streams its answer and reaches RUN_FINISHED", textTurn);
   await check("LangGraphAgent: a tool-call turn: the call, its result, the answer, RUN_FINISHED", toolTurn);
   await check("LangGraphAgent: an approval interrupt ends the run; resuming it runs the tool", interruptTurn);
-  process.exit(failures ? 1 : 0);
+  finish();
 })();

@@ -8,33 +8,13 @@
 // (`ok` or `FAIL`); the script exits 1 if any failed.
 "use strict";
 
+const { check, expect, finish, short } = require("./checks.cjs");
+
 const { Client } = require("@langchain/langgraph-sdk");
 
 const url = process.argv[2];
 const client = new Client({ apiUrl: url });
 const QUESTION = { messages: [{ type: "human", content: "What should I pack for Oslo tomorrow?" }] };
-let failures = 0;
-
-function expect(condition, message) {
-  if (!condition) throw new Error(message);
-}
-
-function short(value) {
-  const text = JSON.stringify(value);
-  return text && text.length > 400 ? `${text.slice(0, 400)}…` : text;
-}
-
-async function check(name, fn) {
-  const start = Date.now();
-  try {
-    await fn();
-    console.log(`ok   ${name} (${((Date.now() - start) / 1000).toFixed(2)}s)`);
-  } catch (error) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${error && error.stack ? error.stack : error}`);
-  }
-}
-
 async function collect(parts) {
   const out = [];
   for await (const part of parts) out.push(part);
@@ -128,5 +108,5 @@ async function waited() {
   await check("runs.joinStream with lastEventId -1: while running, after the end, by run id alone", joinedFromTheStart);
   await check("threads.getHistory / getState", history);
   await check("runs.wait: a chat turn, a second turn, a pause and its resume", waited);
-  process.exit(failures ? 1 : 0);
+  finish();
 })();

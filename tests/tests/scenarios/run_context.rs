@@ -20,8 +20,8 @@ struct Trace {
     seen: Vec<String>,
 }
 
-#[node]
-async fn outer(_: &Trace, ctx: &NodeContext) -> Result<TraceUpdate, NodeError> {
+/// What a node of `label` saw: the caller's name and `configurable.model`.
+fn seen(label: &str, ctx: &NodeContext) -> Result<TraceUpdate, NodeError> {
     let caller: &Caller = ctx.context()?;
     caller
         .calls
@@ -31,21 +31,17 @@ async fn outer(_: &Trace, ctx: &NodeContext) -> Result<TraceUpdate, NodeError> {
         .get("model")
         .cloned()
         .unwrap_or(Value::Null);
-    Ok(Trace::update().seen([format!("outer {} {model}", caller.name)]))
+    Ok(Trace::update().seen([format!("{label} {} {model}", caller.name)]))
+}
+
+#[node]
+async fn outer(_: &Trace, ctx: &NodeContext) -> Result<TraceUpdate, NodeError> {
+    seen("outer", ctx)
 }
 
 #[node]
 async fn inner(_: &Trace, ctx: &NodeContext) -> Result<TraceUpdate, NodeError> {
-    let caller: &Caller = ctx.context()?;
-    caller
-        .calls
-        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let model = ctx
-        .configurable()
-        .get("model")
-        .cloned()
-        .unwrap_or(Value::Null);
-    Ok(Trace::update().seen([format!("inner {} {model}", caller.name)]))
+    seen("inner", ctx)
 }
 
 fn graph() -> CompiledGraph<Trace> {
