@@ -13,7 +13,8 @@ use axum::routing::{post, put};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stategraph::store::{
-    Filter, IndexFields, Item, NamespaceQuery, PutOptions, SearchQuery, StoreError,
+    Filter, IndexFields, Item, NamespaceQuery, PutOptions, SearchQuery, StoreError, StoreOp,
+    StoreOutput,
 };
 
 use super::{Body, Params};
@@ -64,6 +65,7 @@ fn labels(ns: &[String]) -> Vec<&str> {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PutItem {
     #[serde(default)]
     namespace: Vec<String>,
@@ -121,11 +123,16 @@ async fn put_item(
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ItemRef {
     #[serde(default)]
     namespace: Option<String>,
     #[serde(default)]
     key: String,
+    /// Whether reading the item restarts its time-to-live (the store's own setting
+    /// when absent).
+    #[serde(default, deserialize_with = "super::flag")]
+    refresh_ttl: Option<bool>,
 }
 
 /// The item, or `null` when there is none (as LangGraph Platform answers: its
@@ -142,15 +149,20 @@ async fn get_item(
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .collect();
-    let item = app
-        .store
-        .get(&labels(&ns), &q.key)
-        .await
-        .map_err(store_error)?;
+    let get = StoreOp::Get {
+        namespace: ns,
+        key: q.key,
+        refresh_ttl: q.refresh_ttl,
+    };
+    let item = match app.store.batch(vec![get]).await.map_err(store_error)?.pop() {
+        Some(StoreOutput::Item(item)) => item,
+        _ => None,
+    };
     Ok(Json(item.map_or(Value::Null, |i| item_json(&i, None))))
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct DeleteItem {
     #[serde(default)]
     namespace: Vec<String>,
@@ -170,6 +182,7 @@ async fn delete_item(
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Search {
     #[serde(default)]
     namespace_prefix: Vec<String>,
@@ -212,6 +225,7 @@ async fn search(
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Namespaces {
     #[serde(default)]
     prefix: Option<Vec<String>>,

@@ -18,8 +18,8 @@ use crate::db::{ThreadOrder, ThreadQuery, ThreadRow, ThreadStatus};
 use crate::error::ApiError;
 use crate::served::Served;
 use crate::wire::{
-    HistoryQuery, SortOrder, StateUpdate, THREAD_FIELDS, ThreadCreate, ThreadPatch, ThreadSearch,
-    ThreadSortBy, check_select, pick, thread_json,
+    HistoryQuery, STATE_FIELDS, SortOrder, StateUpdate, THREAD_FIELDS, ThreadCreate, ThreadPatch,
+    ThreadSearch, ThreadSortBy, check_select, pick, thread_json,
 };
 
 pub(super) fn routes() -> Router<Arc<App>> {
@@ -184,6 +184,12 @@ async fn patch(
     Path(id): Path<String>,
     Body(req): Body<ThreadPatch>,
 ) -> Result<Json<Value>, ApiError> {
+    if req.ttl.as_ref().is_some_and(|v| !v.is_null()) {
+        return Err(ApiError::invalid(
+            "$.ttl",
+            "not supported by this server: leave it out",
+        ));
+    }
     let row = app
         .db
         .patch_thread(id.clone(), req.metadata.unwrap_or_default())
@@ -351,10 +357,39 @@ async fn update_state(
 }
 
 async fn list_history(app: &App, id: &str, q: HistoryQuery) -> Result<Json<Value>, ApiError> {
+    let checkpoint = q.checkpoint.as_ref();
+    if checkpoint
+        .and_then(|c| c.checkpoint_ns.as_deref())
+        .is_some_and(|ns| !ns.is_empty())
+    {
+        return Err(ApiError::invalid(
+            "$.checkpoint.checkpoint_ns",
+            "a subgraph's history is not served: read subgraph states with get_state(subgraphs=True)",
+        ));
+    }
+    if let Some(other) = checkpoint
+        .and_then(|c| c.thread_id.as_deref())
+        .filter(|t| *t != id)
+    {
+        return Err(ApiError::invalid(
+            "$.checkpoint.thread_id",
+            format!("names thread {other}, not {id}"),
+        ));
+    }
+    let select = check_select(q.select.clone(), STATE_FIELDS, "$.select")?;
     let t = thread(app, id).await?;
     let Some(graph) = graph_of(app, &t)? else {
         return Ok(Json(json!([])));
     };
+    if let Some(at) = checkpoint.and_then(|c| c.checkpoint_id.clone()) {
+        let state = graph.state(id, Some(at), false).await?;
+        return Ok(Json(
+            state
+                .into_iter()
+                .map(|s| pick(s, select.as_deref()))
+                .collect(),
+        ));
+    }
     let before = match &q.before {
         Some(Value::String(s)) => Some(s.clone()),
         Some(v) => v
@@ -369,7 +404,13 @@ async fn list_history(app: &App, id: &str, q: HistoryQuery) -> Result<Json<Value
         before,
         limit: Some(q.limit.unwrap_or(10).min(1000)),
     };
-    Ok(Json(Value::Array(graph.history(id, options).await?)))
+    let states = graph.history(id, options).await?;
+    Ok(Json(
+        states
+            .into_iter()
+            .map(|state| pick(state, select.as_deref()))
+            .collect(),
+    ))
 }
 
 async fn history(

@@ -85,9 +85,13 @@ pub(crate) struct ThreadCreate {
 
 /// `PATCH /threads/{id}`.
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ThreadPatch {
     #[serde(default)]
     pub(crate) metadata: Option<Map<String, Value>>,
+    /// Not served: refused with a 422.
+    #[serde(default)]
+    pub(crate) ttl: Option<Value>,
 }
 
 /// `POST /threads/search` and `/threads/count`: every field is honoured, any other
@@ -178,6 +182,7 @@ pub(crate) fn extract(root: &Value, path: &str) -> Option<Value> {
 
 /// `POST /threads/{id}/state`.
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct StateUpdate {
     #[serde(default)]
     pub(crate) values: Option<Value>,
@@ -191,6 +196,7 @@ pub(crate) struct StateUpdate {
 
 /// `POST /threads/{id}/history`.
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct HistoryQuery {
     #[serde(default)]
     pub(crate) limit: Option<usize>,
@@ -198,7 +204,41 @@ pub(crate) struct HistoryQuery {
     pub(crate) before: Option<Value>,
     #[serde(default)]
     pub(crate) metadata: Option<Map<String, Value>>,
+    /// The fields of each state to return (all when absent).
+    #[serde(default)]
+    pub(crate) select: Option<Vec<String>>,
+    /// The checkpoint to list (RemoteGraph sends `{thread_id}` always, and the id
+    /// when its config names one): with an id, that checkpoint alone. A subgraph's
+    /// namespace is not served (a 422).
+    #[serde(default)]
+    pub(crate) checkpoint: Option<HistoryCheckpoint>,
 }
+
+/// `checkpoint` of a history request.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HistoryCheckpoint {
+    #[serde(default)]
+    pub(crate) thread_id: Option<String>,
+    #[serde(default)]
+    pub(crate) checkpoint_ns: Option<String>,
+    #[serde(default)]
+    pub(crate) checkpoint_id: Option<String>,
+    #[serde(default)]
+    pub(crate) checkpoint_map: Option<Value>,
+}
+
+/// The fields of a `ThreadState`, for `select`.
+pub(crate) const STATE_FIELDS: &[&str] = &[
+    "values",
+    "next",
+    "tasks",
+    "checkpoint",
+    "metadata",
+    "created_at",
+    "parent_checkpoint",
+    "interrupts",
+];
 
 /// `POST /assistants/search` and `/assistants/count`: every field is honoured, any
 /// other is a 422.

@@ -647,3 +647,128 @@ async fn assistant_search_and_run_lists_honour_metadata_sort_and_select() {
     assert_eq!(s, 422, "{err}");
     assert_eq!(err["errors"][0]["path"], "query.select", "{err}");
 }
+
+/// The remaining bodies name every field the SDKs send: history `select` picks
+/// fields; what is not served (`checkpoint` in history, `ttl` on a thread update) and
+/// any field no SDK sends are 422s naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_state_thread_and_store_bodies_honour_or_refuse_every_field() {
+    let h = Harness::start().await;
+    let t = h.thread().await;
+    let run = h
+        .background(&t, json!({ "assistant_id": "job", "input": {} }))
+        .await;
+    h.join(&t, &run).await;
+    let (s, states) = h
+        .post(
+            &format!("/threads/{t}/history"),
+            json!({ "limit": 2, "select": ["values", "next"] }),
+        )
+        .await;
+    assert_eq!(s, 200, "{states}");
+    let first = states[0].as_object().unwrap();
+    assert_eq!(
+        first.keys().collect::<Vec<_>>(),
+        ["next", "values"],
+        "{states}"
+    );
+    assert_eq!(first["values"]["count"], 2);
+    // RemoteGraph's `checkpoint`: the thread, or one checkpoint of it.
+    let (_, all) = h
+        .post(
+            &format!("/threads/{t}/history"),
+            json!({ "checkpoint": { "thread_id": t } }),
+        )
+        .await;
+    assert!(all.as_array().unwrap().len() >= 3, "{all}");
+    let older = all[1]["checkpoint"]["checkpoint_id"].clone();
+    let (_, one) = h
+        .post(&format!("/threads/{t}/history"),
+              json!({ "checkpoint": { "thread_id": t, "checkpoint_ns": "", "checkpoint_id": older } }))
+        .await;
+    assert_eq!(one.as_array().map(Vec::len), Some(1), "{one}");
+    assert_eq!(one[0]["checkpoint"]["checkpoint_id"], older);
+    let cases = [
+        (
+            format!("/threads/{t}/history"),
+            json!({ "checkpoint": { "checkpoint_ns": "inner" } }),
+            "$.checkpoint.checkpoint_ns",
+        ),
+        (
+            format!("/threads/{t}/history"),
+            json!({ "checkpoint": { "thread_id": "other" } }),
+            "$.checkpoint.thread_id",
+        ),
+        (
+            format!("/threads/{t}/history"),
+            json!({ "select": ["secrets"] }),
+            "$.select",
+        ),
+        (
+            format!("/threads/{t}/history"),
+            json!({ "limt": 2 }),
+            "limt",
+        ),
+        (
+            format!("/threads/{t}/state"),
+            json!({ "values": { "count": 1 }, "as_nod": "first" }),
+            "as_nod",
+        ),
+        (
+            "/store/items/search".to_string(),
+            json!({ "namespace_prefix": ["a"], "filtr": {} }),
+            "filtr",
+        ),
+        (
+            "/store/namespaces".to_string(),
+            json!({ "prefix": ["a"], "depth": 2 }),
+            "depth",
+        ),
+    ];
+    for (path, body, needle) in cases {
+        let (s, err) = h.post(&path, body.clone()).await;
+        assert_eq!(s, 422, "{path} {body} → {err}");
+        assert!(
+            err.to_string().contains(needle),
+            "{path} {body} → {err} should name {needle}"
+        );
+    }
+    let r = h
+        .http
+        .patch(h.url(&format!("/threads/{t}")))
+        .json(&json!({ "metadata": { "a": 1 }, "ttl": { "ttl": 5 } }))
+        .send()
+        .await
+        .unwrap();
+    let (s, err) = common::read(r).await;
+    assert_eq!(s, 422, "{err}");
+    assert_eq!(err["errors"][0]["path"], "$.ttl", "{err}");
+    let (_, thread) = h.get(&format!("/threads/{t}")).await;
+    assert!(
+        thread["metadata"].get("a").is_none(),
+        "a refused patch wrote nothing: {thread}"
+    );
+    // Store reads take `refresh_ttl`; a parameter no SDK sends is a 422.
+    let r = h
+        .http
+        .put(h.url("/store/items"))
+        .json(
+            &json!({ "namespace": ["users", "ada"], "key": "prefs", "value": { "tone": "brief" } }),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let (s, item) = h
+        .get("/store/items?namespace=users.ada&key=prefs&refresh_ttl=true")
+        .await;
+    assert_eq!(
+        (s, &item["value"]["tone"]),
+        (200, &json!("brief")),
+        "{item}"
+    );
+    let (s, err) = h
+        .get("/store/items?namespace=users.ada&key=prefs&refresh=1")
+        .await;
+    assert_eq!(s, 422, "{err}");
+}
