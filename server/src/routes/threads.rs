@@ -358,10 +358,14 @@ async fn update_state(
 
 async fn list_history(app: &App, id: &str, q: HistoryQuery) -> Result<Json<Value>, ApiError> {
     let checkpoint = q.checkpoint.as_ref();
-    if checkpoint
-        .and_then(|c| c.checkpoint_ns.as_deref())
-        .is_some_and(|ns| !ns.is_empty())
-    {
+    let in_subgraph = checkpoint.is_some_and(|c| {
+        c.checkpoint_ns.as_deref().is_some_and(|ns| !ns.is_empty())
+            || c.checkpoint_map
+                .as_ref()
+                .and_then(Value::as_object)
+                .is_some_and(|m| !m.is_empty())
+    });
+    if in_subgraph {
         return Err(ApiError::invalid(
             "$.checkpoint.checkpoint_ns",
             "a subgraph's history is not served: read subgraph states with get_state(subgraphs=True)",
