@@ -63,8 +63,10 @@ pub(crate) fn run_json(r: &RunRow) -> Value {
     })
 }
 
-/// `POST /threads`.
+/// `POST /threads`: every field the SDKs send, honoured or refused by name; any other
+/// is a 422.
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ThreadCreate {
     #[serde(default)]
     pub(crate) thread_id: Option<String>,

@@ -724,6 +724,11 @@ async fn history_state_thread_and_store_bodies_honour_or_refuse_every_field() {
             json!({ "prefix": ["a"], "depth": 2 }),
             "depth",
         ),
+        (
+            "/threads".to_string(),
+            json!({ "thread_idd": "typo" }),
+            "thread_idd",
+        ),
     ];
     for (path, body, needle) in cases {
         let (s, err) = h.post(&path, body.clone()).await;
