@@ -1,7 +1,8 @@
 //! Slow and idle clients cannot hold the server: 500 connections that send half a
 //! request do not stop `/ok` or a run from being served and are closed after the
 //! header deadline; at the connection cap new clients wait for a free slot instead
-//! of failing; a body that stops arriving is a 408.
+//! of failing; a body that stops arriving is a 408. And error answers keep a client's
+//! keep-alive connection open.
 
 use std::time::{Duration, Instant};
 
@@ -158,4 +159,72 @@ async fn a_client_past_its_requests_per_minute_gets_a_429_and_others_do_not() {
         .await
         .expect("a response");
     assert_eq!(r.status(), 404);
+}
+
+/// Error answers keep the connection open: a client sending 4xx-provoking and good
+/// requests one after another over one keep-alive connection gets every answer on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_answers_keep_the_connection_alive() {
+    let h = Harness::start().await;
+    let addr = h.running.local_addr();
+    let mut tcp = TcpStream::connect(addr).await.expect("a connection");
+    let requests: [(&str, &str, &str, u16); 6] = [
+        ("GET", "/threads/nope", "", 404),
+        ("POST", "/threads/search", r#"{"sort_by": "colour"}"#, 422),
+        ("POST", "/threads", r#"{"thread_idd": 1}"#, 422),
+        ("POST", "/threads/search", "{bad json", 400),
+        ("DELETE", "/ok", "", 405),
+        ("GET", "/ok", "", 200),
+    ];
+    let mut buffer = Vec::new();
+    for round in 0..20 {
+        for (method, path, body, status) in requests {
+            let request = format!(
+                "{method} {path} HTTP/1.1\r\nHost: localhost\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            tcp.write_all(request.as_bytes())
+                .await
+                .expect("the request is sent");
+            let (got, close) = read_answer(&mut tcp, &mut buffer).await;
+            assert_eq!(got, status, "round {round}: {method} {path}");
+            assert!(
+                !close,
+                "round {round}: {method} {path} closed the connection"
+            );
+        }
+    }
+}
+
+/// The status of one HTTP/1.1 answer read off `tcp` (its body skipped), and whether
+/// it says it closes the connection. `buffer` keeps bytes read past it.
+async fn read_answer(tcp: &mut TcpStream, buffer: &mut Vec<u8>) -> (u16, bool) {
+    let mut chunk = [0_u8; 4096];
+    let head_end = loop {
+        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let n = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut chunk))
+            .await
+            .expect("an answer within 5 s")
+            .expect("read");
+        assert!(n > 0, "the server closed the connection");
+        buffer.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).to_ascii_lowercase();
+    let status: u16 = head[9..12].parse().expect("a status code");
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map_or(0, |v| v.trim().parse().expect("a length"));
+    let close = head
+        .lines()
+        .any(|l| l.starts_with("connection:") && l.contains("close"));
+    while buffer.len() < head_end + length {
+        let n = tcp.read(&mut chunk).await.expect("read");
+        assert!(n > 0, "the server closed the connection mid-body");
+        buffer.extend_from_slice(&chunk[..n]);
+    }
+    buffer.drain(..head_end + length);
+    (status, close)
 }
