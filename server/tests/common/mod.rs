@@ -161,6 +161,16 @@ impl Harness {
         run["run_id"].as_str().expect("a run id").to_string()
     }
 
+    /// Runs the `job` graph on `thread` to its end (two steps, no question); the
+    /// run's id.
+    pub async fn finished_job(&self, thread: &str) -> String {
+        let run = self
+            .background(thread, json!({ "assistant_id": "job", "input": {} }))
+            .await;
+        self.join(thread, &run).await;
+        run
+    }
+
     /// Waits for a run to end; its final record.
     pub async fn join(&self, thread: &str, run: &str) -> Value {
         let (status, out) = self

@@ -522,10 +522,7 @@ async fn chat_messages_go_in_and_come_out_as_langgraph_clients_write_them() {
 async fn a_state_update_or_run_at_an_unknown_checkpoint_is_a_404_and_writes_nothing() {
     let h = Harness::start().await;
     let t = h.thread().await;
-    let run = h
-        .background(&t, json!({ "assistant_id": "job", "input": {} }))
-        .await;
-    h.join(&t, &run).await;
+    h.finished_job(&t).await;
     let history = format!("/threads/{t}/history");
     let (_, before) = h.get(&history).await;
     for body in [
@@ -634,10 +631,7 @@ async fn assistant_search_and_run_lists_honour_metadata_sort_and_select() {
 
     // A thread's runs: `select` once per field, as the SDKs send it.
     let t = h.thread().await;
-    let run = h
-        .background(&t, json!({ "assistant_id": "job", "input": {} }))
-        .await;
-    h.join(&t, &run).await;
+    let run = h.finished_job(&t).await;
     let (s, runs) = h
         .get(&format!("/threads/{t}/runs?select=run_id&select=status"))
         .await;
@@ -655,10 +649,7 @@ async fn assistant_search_and_run_lists_honour_metadata_sort_and_select() {
 async fn history_state_thread_and_store_bodies_honour_or_refuse_every_field() {
     let h = Harness::start().await;
     let t = h.thread().await;
-    let run = h
-        .background(&t, json!({ "assistant_id": "job", "input": {} }))
-        .await;
-    h.join(&t, &run).await;
+    h.finished_job(&t).await;
     let (s, states) = h
         .post(
             &format!("/threads/{t}/history"),

@@ -195,10 +195,7 @@ async fn wrong_methods_and_routes_are_json_errors_naming_them() {
 async fn bad_query_strings_are_422s_naming_the_parameter_and_change_nothing() {
     let h = Harness::start().await;
     let t = h.thread().await;
-    let run = h
-        .background(&t, json!({ "assistant_id": "job", "input": {} }))
-        .await;
-    h.join(&t, &run).await;
+    let run = h.finished_job(&t).await;
     let cases = [
         (
             format!("/threads/{t}/state?subgraphs=maybe"),
@@ -234,10 +231,7 @@ async fn bad_query_strings_are_422s_naming_the_parameter_and_change_nothing() {
 async fn join_stream_takes_numeric_flags_and_minus_one_replays_every_event() {
     let h = Harness::start().await;
     let t = h.thread().await;
-    let run = h
-        .background(&t, json!({ "assistant_id": "job", "input": {} }))
-        .await;
-    h.join(&t, &run).await;
+    let run = h.finished_job(&t).await;
     let path = format!("/threads/{t}/runs/{run}/stream");
     let all = parse_sse(h.http.get(h.url(&path)).send().await.unwrap()).await;
     assert_eq!(all.first().map(|e| e.0.as_str()), Some("metadata"));
