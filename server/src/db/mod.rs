@@ -406,6 +406,8 @@ pub(crate) trait Queue: Send + Sync + 'static {
         after: i64,
         limit: usize,
     ) -> BoxFuture<'_, DbResult<Vec<EventRow>>>;
+    /// The sequence number of the stream's last event (0 when it has none).
+    fn last_event_seq(&self, run_id: String) -> BoxFuture<'_, DbResult<i64>>;
     /// Deletes the events of runs that ended more than `age` ago; how many.
     fn sweep_events(&self, age: Duration) -> BoxFuture<'_, DbResult<u64>>;
 }
@@ -425,6 +427,12 @@ pub(crate) trait Db: Threads + Queue {
         let _ = hub;
         Box::pin(async { Ok(()) })
     }
+}
+
+/// The key a thread's own events (its state updates) are stored under beside its
+/// runs' events: run ids are UUIDs, so it never names a run.
+pub(crate) fn thread_events_key(thread_id: &str) -> String {
+    format!("thread:{thread_id}")
 }
 
 /// Milliseconds since the Unix epoch, now.

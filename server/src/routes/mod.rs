@@ -8,6 +8,7 @@ mod prepare;
 mod runs;
 mod store;
 mod stream;
+mod thread_stream;
 mod threads;
 
 use std::sync::Arc;

@@ -58,6 +58,9 @@ async fn queue_run(app: &App, new: NewRun) -> Result<RunRow, ApiError> {
     app.admit_run(&new.row.thread_id)?;
     let row = app.db.insert_run(new).await?;
     app.notify(Notice::Queued).await;
+    // Thread streams pick the new run up.
+    app.notify(Notice::Events(crate::db::thread_events_key(&row.thread_id)))
+        .await;
     if row.multitask_strategy == "interrupt" || row.multitask_strategy == "rollback" {
         for other in app
             .db

@@ -33,6 +33,10 @@ pub(super) fn routes() -> Router<Arc<App>> {
         .route("/threads/{id}/state/checkpoint", post(state_at_body))
         .route("/threads/{id}/state/{checkpoint_id}", get(state_at))
         .route("/threads/{id}/history", get(history_get).post(history))
+        .route(
+            "/threads/{id}/stream",
+            get(super::thread_stream::join_thread),
+        )
 }
 
 /// The thread, or a 404.
@@ -352,6 +356,11 @@ async fn update_state(
         app.db
             .set_thread_values(id.clone(), values, interrupts, status)
             .await?;
+    }
+    let Json(state) = read_state(&app, &id, None, false).await?;
+    if let Err(e) = super::thread_stream::publish_state_update(&app, &id, state).await {
+        // The update is saved; only the thread streams miss it.
+        tracing::warn!(error = %e.detail, thread = %id, "storing a state update event failed");
     }
     Ok(Json(saved))
 }

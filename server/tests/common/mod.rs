@@ -208,35 +208,89 @@ pub async fn read(r: reqwest::Response) -> (u16, Value) {
     (status, body)
 }
 
+/// One server-sent event: `(event, data, id)`.
+pub type SseEvent = (String, Value, Option<String>);
+
 /// Server-sent events, parsed as the WHATWG rules say (enough for our server's
-/// output: `event`, `data`, `id` lines, blank-line dispatch, `:` comments).
-pub async fn parse_sse(response: reqwest::Response) -> Vec<(String, Value, Option<String>)> {
-    let mut out = Vec::new();
-    let mut buf = String::new();
-    let mut body = response.bytes_stream();
-    let (mut event, mut data, mut id) = (String::new(), String::new(), None);
-    while let Some(chunk) = body.next().await {
-        buf.push_str(&String::from_utf8_lossy(&chunk.expect("a chunk")));
-        while let Some(nl) = buf.find('\n') {
-            let line = buf[..nl].trim_end_matches('\r').to_string();
-            buf.drain(..=nl);
-            if line.is_empty() {
-                if !event.is_empty() || !data.is_empty() {
-                    let value = serde_json::from_str(&data).unwrap_or(Value::Null);
-                    out.push((std::mem::take(&mut event), value, id.clone()));
-                    data.clear();
+/// output: `event`, `data`, `id` lines, blank-line dispatch, `:` comments), read
+/// one at a time — for streams that do not end.
+pub struct SseReader {
+    body: std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<axum::body::Bytes>> + Send>>,
+    buf: String,
+    event: String,
+    data: String,
+    id: Option<String>,
+}
+
+impl SseReader {
+    pub fn new(response: reqwest::Response) -> Self {
+        SseReader {
+            body: Box::pin(response.bytes_stream()),
+            buf: String::new(),
+            event: String::new(),
+            data: String::new(),
+            id: None,
+        }
+    }
+
+    /// The next event; `None` when the stream ends.
+    pub async fn next(&mut self) -> Option<SseEvent> {
+        loop {
+            while let Some(nl) = self.buf.find('\n') {
+                let line = self.buf[..nl].trim_end_matches('\r').to_string();
+                self.buf.drain(..=nl);
+                if let Some(e) = self.line(&line) {
+                    return Some(e);
                 }
-            } else if let Some(v) = line.strip_prefix("event:") {
-                event = v.trim_start().to_string();
-            } else if let Some(v) = line.strip_prefix("data:") {
-                if !data.is_empty() {
-                    data.push('\n');
-                }
-                data.push_str(v.strip_prefix(' ').unwrap_or(v));
-            } else if let Some(v) = line.strip_prefix("id:") {
-                id = Some(v.trim_start().to_string());
+            }
+            let chunk = self.body.next().await?;
+            self.buf
+                .push_str(&String::from_utf8_lossy(&chunk.expect("a chunk")));
+        }
+    }
+
+    /// The next `n` events, failing the test if they take longer than `within`.
+    pub async fn take(&mut self, n: usize, within: Duration) -> Vec<SseEvent> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            match tokio::time::timeout(within, self.next()).await {
+                Ok(Some(e)) => out.push(e),
+                Ok(None) => panic!("the stream ended after {out:?}"),
+                Err(_) => panic!("no event within {within:?} after {out:?}"),
             }
         }
+        out
+    }
+
+    fn line(&mut self, line: &str) -> Option<SseEvent> {
+        if line.is_empty() {
+            if self.event.is_empty() && self.data.is_empty() {
+                return None;
+            }
+            let value = serde_json::from_str(&self.data).unwrap_or(Value::Null);
+            self.data.clear();
+            return Some((std::mem::take(&mut self.event), value, self.id.clone()));
+        }
+        if let Some(v) = line.strip_prefix("event:") {
+            self.event = v.trim_start().to_string();
+        } else if let Some(v) = line.strip_prefix("data:") {
+            if !self.data.is_empty() {
+                self.data.push('\n');
+            }
+            self.data.push_str(v.strip_prefix(' ').unwrap_or(v));
+        } else if let Some(v) = line.strip_prefix("id:") {
+            self.id = Some(v.trim_start().to_string());
+        }
+        None
+    }
+}
+
+/// Reads a whole SSE response to its end.
+pub async fn parse_sse(response: reqwest::Response) -> Vec<SseEvent> {
+    let mut reader = SseReader::new(response);
+    let mut out = Vec::new();
+    while let Some(e) = reader.next().await {
+        out.push(e);
     }
     out
 }

@@ -22,4 +22,5 @@ mod postgres_tls;
 mod slow_clients;
 mod studio;
 mod studio_browser;
+mod thread_stream;
 mod use_stream;

@@ -65,6 +65,10 @@ async fn a_client_of_one_process_streams_a_run_another_executes() {
     let (_, b) = back.get(&format!("/threads/{t}/state")).await;
     assert_eq!(a["values"], b["values"]);
 
+    // A thread stream through the process that runs nothing follows runs and
+    // state updates made through the other.
+    crate::thread_stream::check_thread_stream(&front, &back).await;
+
     // With no process running anything, a queued run stays pending.
     back.running.shutdown().await.expect("a clean shutdown");
     let idle = front

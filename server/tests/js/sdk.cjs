@@ -75,6 +75,34 @@ async function joinedFromTheStart() {
   expect(short(byRun.map((p) => [p.event, p.data])) === short(live.map((p) => [p.event, p.data])), `joined by run id: ${short(byRun.map((p) => p.event))}`);
 }
 
+async function threadStream() {
+  const thread = await client.threads.create();
+  const first = await client.runs.wait(thread.thread_id, "agent", { input: QUESTION });
+  expectAnswered(first.messages);
+  // From the start: the finished run, its end; then it stays open for the next run.
+  const controller = new AbortController();
+  const seen = [];
+  const watching = (async () => {
+    try {
+      for await (const part of client.threads.joinStream(thread.thread_id, { lastEventId: "-1", streamMode: ["run_modes", "lifecycle"], signal: controller.signal })) {
+        seen.push(part);
+        if (seen.filter((p) => p.event === "metadata" && p.data.status === "run_done").length === 2) return;
+      }
+    } catch (e) {
+      if (!controller.signal.aborted) throw e;
+    }
+  })();
+  await client.runs.wait(thread.thread_id, "agent", { input: { messages: "thanks" } });
+  const timer = setTimeout(() => controller.abort(), 20000);
+  await watching;
+  clearTimeout(timer);
+  const ends = seen.filter((p) => p.event === "metadata" && p.data.status === "run_done");
+  expect(ends.length === 2, `thread stream ends: ${short(seen.map((p) => p.event))}`);
+  const values = seen.filter((p) => p.event === "values").pop();
+  const texts = values ? values.data.messages.map((m) => m.content) : [];
+  expect(texts.includes("thanks") && texts.length > first.messages.length, `last values: ${short(texts)}`);
+}
+
 async function history() {
   const thread = await client.threads.create();
   await client.runs.wait(thread.thread_id, "agent", { input: QUESTION });
@@ -106,6 +134,7 @@ async function waited() {
 (async () => {
   await check("runs.stream: values, updates and the answer piece by piece, in LangChain's shape", streamed);
   await check("runs.joinStream with lastEventId -1: while running, after the end, by run id alone", joinedFromTheStart);
+  await check("threads.joinStream from the start follows the next run", threadStream);
   await check("threads.getHistory / getState", history);
   await check("runs.wait: a chat turn, a second turn, a pause and its resume", waited);
   finish();

@@ -728,6 +728,42 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
 
     pending.append(check("a stream cut after 1500 bytes resumes through Location, every event once", cut_stream))
 
+    async def thread_join_stream():
+        # Joined from the start ("-1") before anything runs: both runs in order, each
+        # ended by a `run_done`, then the state update; then resumed after the first end.
+        thread = await new_thread(client, "thread-stream")
+        modes = ["run_modes", "state_update"]
+
+        async def watch(last_event_id):
+            parts = []
+            async for part in await client.threads.join_stream(thread, last_event_id=last_event_id, stream_mode=modes):
+                parts.append(part)
+                if part.event == "state_update":
+                    return parts
+            raise CheckFailed(f"the thread stream ended after {short([p.event for p in parts])}")
+
+        watcher = asyncio.create_task(watch("-1"))
+        runs = []
+        for _ in range(2):
+            run = await client.runs.create(thread, aid, input={"topic": TOPIC}, stream_mode=["updates"])
+            await client.runs.join(thread, run["run_id"])
+            runs.append(run["run_id"])
+        await client.threads.update_state(thread, {"topic": "edited"})
+        parts = await asyncio.wait_for(watcher, 30)
+        ends = [p.data.get("run_id") for p in parts if p.event == "metadata" and p.data.get("status") == "run_done"]
+        expect(ends == runs, f"run_done for {ends}, runs {runs}")
+        nodes = [key for p in parts if p.event == "updates" for key in p.data]
+        expect("review" in nodes, f"updates came from {nodes}")
+        expect(parts[-1].data["state"]["values"]["topic"] == "edited", f"state_update: {short(parts[-1].data)}")
+        first_end = next(i for i, p in enumerate(parts) if p.data == {"status": "run_done", "run_id": runs[0]})
+        again = await asyncio.wait_for(watch(parts[first_end].id), 30)
+        got = [(p.event, p.data) for p in again]
+        want = [(p.event, p.data) for p in parts[first_end + 1:]]
+        expect(got == want, f"resumed after {parts[first_end].id}: {short(got[:3])}…, want {short(want[:3])}…")
+
+    if STATEGRAPH:
+        pending.append(check("threads.join_stream: runs in order, the state update, resumed after an event", thread_join_stream))
+
     async def if_not_exists():
         thread = str(uuid.uuid4())
         await expect_status(

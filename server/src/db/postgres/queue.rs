@@ -439,6 +439,19 @@ impl Queue for PgDb {
         })
     }
 
+    fn last_event_seq(&self, run_id: String) -> BoxFuture<'_, DbResult<i64>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let row = client
+                .query_one(
+                    "SELECT COALESCE(MAX(seq), 0) FROM sg_run_events WHERE run_id = $1",
+                    &[&run_id],
+                )
+                .await?;
+            Ok(row.try_get(0)?)
+        })
+    }
+
     fn events_after(
         &self,
         run_id: String,

@@ -149,6 +149,11 @@ impl Threads for PgDb {
                 &[&thread_id],
             )
             .await?;
+            tx.execute(
+                "DELETE FROM sg_run_events WHERE run_id = $1",
+                &[&crate::db::thread_events_key(&thread_id)],
+            )
+            .await?;
             tx.execute("DELETE FROM sg_runs WHERE thread_id = $1", &[&thread_id])
                 .await?;
             tx.execute("DELETE FROM sg_threads WHERE thread_id = $1", &[&thread_id])

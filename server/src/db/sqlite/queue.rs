@@ -332,6 +332,16 @@ impl Queue for SqliteDb {
         })
     }
 
+    fn last_event_seq(&self, run_id: String) -> BoxFuture<'_, DbResult<i64>> {
+        self.call(move |conn| {
+            Ok(conn.query_row(
+                "SELECT COALESCE(MAX(seq), 0) FROM sg_run_events WHERE run_id = ?1",
+                [&run_id],
+                |row| row.get(0),
+            )?)
+        })
+    }
+
     fn events_after(
         &self,
         run_id: String,

@@ -97,6 +97,10 @@ impl Threads for SqliteDb {
                 "DELETE FROM sg_run_events WHERE run_id IN (SELECT run_id FROM sg_runs WHERE thread_id = ?1)",
                 [&thread_id],
             )?;
+            tx.execute(
+                "DELETE FROM sg_run_events WHERE run_id = ?1",
+                [&crate::db::thread_events_key(&thread_id)],
+            )?;
             tx.execute("DELETE FROM sg_runs WHERE thread_id = ?1", [&thread_id])?;
             let n = tx.execute("DELETE FROM sg_threads WHERE thread_id = ?1", [&thread_id])?;
             tx.commit()?;
