@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use stategraph::checkpoint::CheckpointSaver;
 use stategraph::store::Store;
 
@@ -25,20 +25,20 @@ pub(crate) struct Assistant {
 
 impl Assistant {
     /// The `Assistant` JSON.
-    pub(crate) fn json(&self) -> Value {
+    pub(crate) fn wire(&self) -> crate::wire::Assistant {
         let at = crate::wire::time(self.created_at);
-        json!({
-            "assistant_id": self.id,
-            "graph_id": self.graph.name(),
-            "name": self.graph.name(),
-            "description": null,
-            "config": {},
-            "context": {},
-            "metadata": { "created_by": "system" },
-            "version": 1,
-            "created_at": at,
-            "updated_at": at,
-        })
+        crate::wire::Assistant {
+            assistant_id: self.id.clone(),
+            graph_id: self.graph.name().to_string(),
+            name: self.graph.name().to_string(),
+            description: None,
+            config: Map::new(),
+            context: Map::new(),
+            metadata: Map::from_iter([("created_by".into(), Value::from("system"))]),
+            version: 1,
+            created_at: at.clone(),
+            updated_at: at,
+        }
     }
 }
 

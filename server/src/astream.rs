@@ -146,7 +146,7 @@ impl EventsRun {
                 &id,
                 json!([]),
                 self.metadata(Some(f.step), Some((&f.node, task))),
-                json!({ "output": crate::served::langchain_message(&f.message) }),
+                json!({ "output": crate::wire::chat::langchain_message(&f.message) }),
             ));
         }
         out.push(self.event(

@@ -179,9 +179,9 @@ impl Server {
                     name: label.clone(),
                     source,
                 })?;
-            let mut schema = schemas_of::<S>();
+            let mut schema = schemas_of::<S>(&label);
             if let Some(spec) = &context {
-                schema["context_schema"] = spec.schema.clone();
+                schema.context_schema = Some(spec.schema.clone());
             }
             Ok(Arc::new(Entry {
                 name: label,

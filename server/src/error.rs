@@ -3,7 +3,6 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 /// A failed request: an HTTP status and a message, sent as `{"detail": message}`
 /// (the shape LangGraph Platform's clients read), plus `errors` with a field path
@@ -73,16 +72,73 @@ impl ApiError {
     }
 }
 
+/// The body of every error answer.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub(crate) struct ErrorBody {
+    /// What is wrong and how to fix it; for a 422, the first field named.
+    pub(crate) detail: String,
+    /// Each field that was refused (422s).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) errors: Vec<FieldError>,
+}
+
+/// A refused field: where it is in the request (`$.input.messages[0]`,
+/// `query.limit`) and why.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub(crate) struct FieldError {
+    pub(crate) path: String,
+    pub(crate) message: String,
+}
+
+/// The error answers an operation may give, for the OpenAPI document.
+pub(crate) struct Refusals;
+
+impl utoipa::IntoResponses for Refusals {
+    fn responses() -> std::collections::BTreeMap<
+        String,
+        utoipa::openapi::RefOr<utoipa::openapi::response::Response>,
+    > {
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        [
+            ("400", "The request is malformed (its JSON, a header)."),
+            ("401", "An API key is required and none was given."),
+            ("403", "The API key is wrong."),
+            ("404", "What the path names does not exist."),
+            (
+                "409",
+                "The request conflicts with the thread's state (an active run).",
+            ),
+            ("422", "A field is refused: `errors` names each."),
+            (
+                "429",
+                "Too many requests: retry after `Retry-After` seconds.",
+            ),
+        ]
+        .into_iter()
+        .map(|(status, description)| {
+            let content = ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                .build();
+            let response = ResponseBuilder::new()
+                .description(description)
+                .content("application/json", content)
+                .build();
+            (status.to_string(), response.into())
+        })
+        .collect()
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut body = json!({ "detail": self.detail });
-        if !self.errors.is_empty() {
-            body["errors"] = self
+        let body = ErrorBody {
+            detail: self.detail,
+            errors: self
                 .errors
-                .iter()
-                .map(|(path, message)| json!({ "path": path, "message": message }))
-                .collect();
-        }
+                .into_iter()
+                .map(|(path, message)| FieldError { path, message })
+                .collect(),
+        };
         let mut response = (self.status, axum::Json(body)).into_response();
         if let Some(secs) = self.retry_after {
             response

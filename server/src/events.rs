@@ -171,13 +171,13 @@ fn updates_json<S: GraphState>(updates: &[S::Update]) -> Value {
         }
     }
     let mut out = Value::Object(out);
-    crate::served::update_output::<S>(&mut out);
+    crate::wire::chat::update_output::<S>(&mut out);
     out
 }
 
 fn values_json<S: GraphState>(values: &S) -> Value {
     let mut v = state_to_json(values).unwrap_or_else(|e| json!({ "__error__": e.to_string() }));
-    crate::served::chat_output::<S>(&mut v);
+    crate::wire::chat::output::<S>(&mut v);
     v
 }
 
@@ -377,8 +377,8 @@ fn checkpoint_json<S: GraphState>(event: &StreamEvent<S>) -> Value {
             "metadata": metadata,
             "next": next,
             "tasks": next.iter().map(|n| json!({ "name": n, "error": null, "interrupts": [], "state": null })).collect::<Vec<_>>(),
-            "checkpoint": crate::served::checkpoint_ref(config),
-            "parent_checkpoint": parent_config.as_ref().map(crate::served::checkpoint_ref),
+            "checkpoint": crate::wire::Checkpoint::from(config),
+            "parent_checkpoint": parent_config.as_ref().map(crate::wire::Checkpoint::from),
         }),
         _ => Value::Null,
     }
@@ -436,13 +436,13 @@ fn subgraph_wire(ns: &str, event: &Value) -> Option<(&'static str, Value)> {
     match event.get("type")?.as_str()? {
         "values" => {
             let mut values = event.get("values")?.clone();
-            crate::served::untyped_output(&mut values);
+            crate::wire::chat::untyped_output(&mut values);
             Some(("values", values))
         }
         "updates" => {
             let node = event.get("node")?.as_str()?;
             let mut update = merged(event.get("updates"));
-            crate::served::untyped_output(&mut update);
+            crate::wire::chat::untyped_output(&mut update);
             Some(("updates", json!({ node: update })))
         }
         "custom" => Some(("custom", event.get("value")?.clone())),

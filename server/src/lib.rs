@@ -12,6 +12,7 @@ mod db;
 mod error;
 mod events;
 mod hub;
+mod lifecycle;
 mod listen;
 mod messages;
 mod rate;

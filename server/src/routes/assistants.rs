@@ -3,26 +3,36 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::Router;
 use axum::extract::{Path, State};
-use axum::routing::{get, post};
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use stategraph::{GraphShape, ShapeNodeKind};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::{Body, page};
 use crate::app::App;
-use crate::error::ApiError;
+use crate::error::{ApiError, Refusals};
 use crate::wire::{
-    ASSISTANT_FIELDS, AssistantSearch, AssistantSortBy, SortOrder, check_select, pick,
+    ASSISTANT_FIELDS, Assistant, AssistantSearch, AssistantSortBy, DrawnEdge, DrawnNode,
+    GraphDrawing, GraphSchemas, SortOrder, check_select, pick,
 };
 
-pub(super) fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route("/assistants/search", post(search))
-        .route("/assistants/count", post(count))
-        .route("/assistants/{id}", get(one))
-        .route("/assistants/{id}/graph", get(graph))
-        .route("/assistants/{id}/schemas", get(schemas))
+pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
+    OpenApiRouter::new()
+        .routes(routes!(search))
+        .routes(routes!(count))
+        .routes(routes!(one))
+        .routes(routes!(graph))
+        .routes(routes!(schemas))
+}
+
+/// An assistant named in the path.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)]
+struct AssistantPath {
+    /// The assistant's id, or its graph's name.
+    assistant_id: String,
 }
 
 fn matching<'a>(app: &'a App, q: &AssistantSearch) -> Vec<&'a crate::app::Assistant> {
@@ -36,7 +46,7 @@ fn matching<'a>(app: &'a App, q: &AssistantSearch) -> Vec<&'a crate::app::Assist
                 .as_ref()
                 .is_none_or(|n| a.graph.name().contains(n.as_str()))
         })
-        .filter(|a| crate::db::contains(&a.json()["metadata"], &wanted))
+        .filter(|a| crate::db::contains(&Value::Object(a.wire().metadata), &wanted))
         .collect();
     // By name unless asked otherwise; every assistant is made at start-up, so by
     // time they tie and the name decides.
@@ -54,78 +64,95 @@ fn matching<'a>(app: &'a App, q: &AssistantSearch) -> Vec<&'a crate::app::Assist
     found
 }
 
+/// The assistants (one per served graph) matching a filter.
+#[utoipa::path(post, path = "/assistants/search", tag = "assistants", request_body = AssistantSearch,
+    responses((status = 200, description = "The assistants.", body = Vec<Assistant>), Refusals))]
 async fn search(
     State(app): State<Arc<App>>,
     Body(mut q): Body<AssistantSearch>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Vec<Value>>, ApiError> {
     let select = check_select(q.select.take(), ASSISTANT_FIELDS, "$.select")?;
     let (limit, offset) = page(q.limit, q.offset, 10);
     let list: Vec<Value> = matching(&app, &q)
         .into_iter()
         .skip(offset)
         .take(limit)
-        .map(|a| pick(a.json(), select.as_deref()))
+        .map(|a| pick(&a.wire(), select.as_deref()))
         .collect();
-    Ok(Json(Value::Array(list)))
+    Ok(Json(list))
 }
 
-async fn count(State(app): State<Arc<App>>, Body(q): Body<AssistantSearch>) -> Json<Value> {
-    Json(json!(matching(&app, &q).len()))
+/// How many assistants match a filter.
+#[utoipa::path(post, path = "/assistants/count", tag = "assistants", request_body = AssistantSearch,
+    responses((status = 200, description = "How many.", content_type = "application/json", body = usize), Refusals))]
+async fn count(State(app): State<Arc<App>>, Body(q): Body<AssistantSearch>) -> Json<usize> {
+    Json(matching(&app, &q).len())
 }
 
-async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(app.assistant(&id)?.json()))
+/// An assistant.
+#[utoipa::path(get, path = "/assistants/{assistant_id}", tag = "assistants", params(AssistantPath),
+    responses((status = 200, description = "The assistant.", body = Assistant), Refusals))]
+async fn one(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Json<Assistant>, ApiError> {
+    Ok(Json(app.assistant(&id)?.wire()))
 }
 
-/// The shape in LangGraph's drawable form: `{nodes: [{id, type, data}], edges:
-/// [{source, target, conditional}]}`; a subgraph node carries its child's shape.
-fn drawable(shape: &GraphShape) -> Value {
-    let nodes: Vec<Value> = shape
+/// The shape in LangGraph's drawable form; a subgraph node carries its child's.
+fn drawable(shape: &GraphShape) -> GraphDrawing {
+    let nodes = shape
         .nodes
         .iter()
-        .map(|n| {
-            let kind = match n.kind {
+        .map(|n| DrawnNode {
+            id: n.id.clone(),
+            kind: match n.kind {
                 ShapeNodeKind::Start | ShapeNodeKind::End => "schema",
                 ShapeNodeKind::Node | ShapeNodeKind::Subgraph => "runnable",
-            };
-            let mut node = json!({ "id": n.id, "type": kind, "data": n.id });
-            if n.deferred {
-                node["metadata"] = json!({ "defer": true });
             }
-            if let Some(child) = &n.subgraph {
-                node["subgraph"] = drawable(child);
-            }
-            node
+            .to_string(),
+            data: n.id.clone(),
+            metadata: n
+                .deferred
+                .then(|| Value::Object(Map::from_iter([("defer".into(), Value::Bool(true))]))),
+            subgraph: n.subgraph.as_ref().map(|child| Box::new(drawable(child))),
         })
         .collect();
-    let edges: Vec<Value> = shape
+    let edges = shape
         .edges
         .iter()
-        .map(|e| {
-            let mut edge =
-                json!({ "source": e.source, "target": e.target, "conditional": e.conditional });
-            if !e.join.is_empty() {
-                edge["join"] = json!(e.join);
-            }
-            edge
+        .map(|e| DrawnEdge {
+            source: e.source.clone(),
+            target: e.target.clone(),
+            conditional: e.conditional,
+            join: e.join.clone(),
         })
         .collect();
-    json!({ "nodes": nodes, "edges": edges, "version": shape.version })
+    GraphDrawing {
+        nodes,
+        edges,
+        version: shape.version.clone(),
+    }
 }
 
+/// The assistant's graph, drawable.
+#[utoipa::path(get, path = "/assistants/{assistant_id}/graph", tag = "assistants",
+    params(AssistantPath),
+    responses((status = 200, description = "Its nodes and edges.", body = GraphDrawing), Refusals))]
 async fn graph(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<GraphDrawing>, ApiError> {
     Ok(Json(drawable(&app.assistant(&id)?.graph.shape())))
 }
 
+/// The JSON Schemas of the assistant's input, output, state and context.
+#[utoipa::path(get, path = "/assistants/{assistant_id}/schemas", tag = "assistants",
+    params(AssistantPath),
+    responses((status = 200, description = "The schemas.", body = GraphSchemas), Refusals))]
 async fn schemas(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let a = app.assistant(&id)?;
-    let mut s = a.graph.schemas();
-    s["graph_id"] = json!(a.graph.name());
-    Ok(Json(s))
+) -> Result<Json<GraphSchemas>, ApiError> {
+    Ok(Json(app.assistant(&id)?.graph.schemas()))
 }

@@ -6,75 +6,46 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::runs::wait_for;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::runs::RunPath;
 use super::threads::thread;
 use super::{Body, Params};
 use crate::app::App;
 use crate::db::RunStatus;
-use crate::error::ApiError;
-use crate::hub::Notice;
+use crate::error::{ApiError, Refusals};
+use crate::lifecycle::cancel_run;
+use crate::wire::CancelAction;
 
-#[derive(Debug, Default, Deserialize)]
+pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
+    OpenApiRouter::new()
+        .routes(routes!(cancel))
+        .routes(routes!(cancel_many))
+}
+
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(super) struct CancelParams {
+    /// Answer once the run ended (`true`/`false`/`1`/`0`).
     #[serde(default, deserialize_with = "super::flag")]
     wait: Option<bool>,
+    /// How the run stops.
     #[serde(default)]
-    action: Option<String>,
+    action: Option<CancelAction>,
 }
 
-/// Asks a run to stop; with `wait`, returns once it ended.
-pub(crate) async fn cancel_run(
-    app: &App,
-    thread_id: &str,
-    run_id: &str,
-    action: &str,
-    wait: bool,
-) -> Result<(), ApiError> {
-    if action != "interrupt" && action != "rollback" {
-        return Err(ApiError::invalid(
-            "action",
-            format!("expected `interrupt` or `rollback`, not `{action}`"),
-        ));
-    }
-    let run = app
-        .db
-        .cancel_run(
-            thread_id.to_string(),
-            run_id.to_string(),
-            action.to_string(),
-        )
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("run {run_id} of thread {thread_id}")))?;
-    if run.status.is_final() {
-        app.notify(Notice::Ended(run_id.to_string())).await;
-        return Ok(());
-    }
-    app.notify(Notice::Cancel(run_id.to_string())).await;
-    if wait {
-        match wait_for(app, thread_id, run_id).await {
-            Ok(_) => {}
-            // A rolled-back run is deleted once it stopped.
-            Err(e) if e.status == StatusCode::NOT_FOUND => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
+/// Asks a run to stop (`interrupt` keeps what it saved, `rollback` deletes it).
+#[utoipa::path(post, path = "/threads/{thread_id}/runs/{run_id}/cancel", tag = "runs",
+    params(RunPath, CancelParams),
+    responses((status = 202, description = "Asked to stop."), (status = 204, description = "Stopped (`wait`)."), Refusals))]
 pub(super) async fn cancel(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
     Params(p): Params<CancelParams>,
 ) -> Result<StatusCode, ApiError> {
     let wait = p.wait.unwrap_or(false);
-    cancel_run(
-        &app,
-        &id,
-        &run_id,
-        p.action.as_deref().unwrap_or("interrupt"),
-        wait,
-    )
-    .await?;
+    cancel_run(&app, &id, &run_id, p.action.unwrap_or_default(), wait).await?;
     Ok(if wait {
         StatusCode::NO_CONTENT
     } else {
@@ -82,7 +53,8 @@ pub(super) async fn cancel(
     })
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `POST /runs/cancel`.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 pub(super) struct CancelMany {
     #[serde(default)]
     thread_id: Option<String>,
@@ -94,12 +66,15 @@ pub(super) struct CancelMany {
 
 /// `POST /runs/cancel`: cancels the named runs, or a thread's active runs (`status`:
 /// `pending`, `running` or `all`).
+#[utoipa::path(post, path = "/runs/cancel", tag = "runs", params(CancelParams),
+    request_body = CancelMany,
+    responses((status = 202, description = "Asked to stop."), (status = 204, description = "Stopped (`wait`)."), Refusals))]
 pub(super) async fn cancel_many(
     State(app): State<Arc<App>>,
     Params(p): Params<CancelParams>,
     Body(req): Body<CancelMany>,
 ) -> Result<StatusCode, ApiError> {
-    let action = p.action.as_deref().unwrap_or("interrupt");
+    let action = p.action.unwrap_or_default();
     let wanted: &[RunStatus] = match req.status.as_deref() {
         None | Some("all") => &[RunStatus::Pending, RunStatus::Running],
         Some("pending") => &[RunStatus::Pending],

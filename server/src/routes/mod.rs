@@ -4,10 +4,11 @@ mod assistants;
 mod cancel;
 mod extract;
 mod guard;
+mod openapi;
 mod prepare;
 mod runs;
+mod state;
 mod store;
-mod stream;
 mod thread_stream;
 mod threads;
 
@@ -17,7 +18,6 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::StatusCode;
 use axum::middleware;
-use axum::routing::get;
 
 use crate::app::App;
 use crate::error::ApiError;
@@ -37,20 +37,17 @@ pub(crate) fn router(app: Arc<App>, guard_host: bool) -> Router {
         .map(|(name, a)| (name.clone(), a.graph.shape()))
         .collect();
     let studio = stategraph_studio::Studio::served(app.saver.clone(), graphs);
+    let (routes, document) = openapi::routes().split_for_parts();
     let api = Router::new()
         .merge(stategraph_studio::api(studio).with_state(()))
-        .merge(assistants::routes())
-        .merge(threads::routes())
-        .merge(runs::routes())
-        .merge(store::routes())
-        .route("/info", get(info))
+        .merge(routes)
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(app.clone(), authorize))
         .layer(middleware::from_fn_with_state(app.clone(), json_bodies))
         .layer(middleware::from_fn(no_nul_in_path));
     let cors = app.cors.clone();
     let router = Router::new()
-        .route("/ok", get(ok))
+        .merge(openapi::open_routes(document))
         .merge(stategraph_studio::pages().with_state(()))
         .merge(api)
         .method_not_allowed_fallback(method_not_allowed)
@@ -71,17 +68,6 @@ pub(crate) fn router(app: Arc<App>, guard_host: bool) -> Router {
         Some(cors) => router.layer(cors),
         None => router,
     }
-}
-
-async fn ok() -> axum::Json<serde_json::Value> {
-    axum::Json(serde_json::json!({ "ok": true }))
-}
-
-async fn info() -> axum::Json<serde_json::Value> {
-    axum::Json(serde_json::json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "flags": { "assistants": true, "crons": false, "langsmith": false },
-    }))
 }
 
 async fn not_found(req: Request) -> ApiError {

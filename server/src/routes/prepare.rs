@@ -2,7 +2,7 @@
 //! (never dropped), the thread and checkpoint it names, and the request the worker
 //! will read back ([`RunKwargs`]).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::app::App;
 use crate::db::{NewRun, RunRow, RunStatus, ThreadRow, ThreadStatus};
@@ -10,10 +10,9 @@ use crate::error::ApiError;
 use crate::events::Modes;
 use crate::served::{RunRequest, Served};
 use crate::wire::{
-    CommandRequest, DurabilityRequest, RunConfigRequest, RunCreate, RunKwargs, node_list,
+    CommandRequest, DurabilityRequest, IfNotExists, OnCompletion, RunConfigRequest, RunCreate,
+    RunKwargs, node_list,
 };
-
-const STRATEGIES: &[&str] = &["reject", "enqueue", "interrupt", "rollback"];
 
 /// What a request's input lost on the way, said in the run's metadata.
 #[derive(Default)]
@@ -41,8 +40,8 @@ pub(super) async fn prepare_run(
     let graph = assistant.graph.clone();
     let stateless = thread_id.is_none();
     let thread_id = thread_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let strategy = strategy_of(&req)?;
-    let create_thread = stateless || creates_thread(&req)?;
+    let strategy = req.multitask_strategy.unwrap_or_default();
+    let create_thread = stateless || req.if_not_exists == Some(IfNotExists::Create);
     let existing = existing_thread(app, &thread_id, create_thread, graph.as_ref()).await?;
     refuse_unserved(&req)?;
     let cleaned = clean_input(app, &mut req, graph.as_ref())?;
@@ -57,8 +56,8 @@ pub(super) async fn prepare_run(
         &thread_id,
     );
     let mut thread_metadata = Map::new();
-    thread_metadata.insert("graph_id".into(), json!(graph.name()));
-    thread_metadata.insert("assistant_id".into(), json!(assistant.id));
+    thread_metadata.insert("graph_id".into(), graph.name().into());
+    thread_metadata.insert("assistant_id".into(), assistant.id.clone().into());
     let run = RunRow {
         run_id: uuid::Uuid::new_v4().to_string(),
         thread_id,
@@ -67,7 +66,7 @@ pub(super) async fn prepare_run(
         updated_at: 0,
         status: RunStatus::Pending,
         metadata,
-        multitask_strategy: strategy,
+        multitask_strategy: strategy.as_str().to_string(),
         kwargs: serde_json::to_value(&kwargs).map_err(ApiError::internal)?,
         attempt: 0,
         cancel: None,
@@ -78,34 +77,6 @@ pub(super) async fn prepare_run(
         create_thread,
         thread_metadata,
     })
-}
-
-fn strategy_of(req: &RunCreate) -> Result<String, ApiError> {
-    let strategy = req
-        .multitask_strategy
-        .clone()
-        .unwrap_or_else(|| "enqueue".into());
-    if !STRATEGIES.contains(&strategy.as_str()) {
-        return Err(ApiError::invalid(
-            "$.multitask_strategy",
-            format!(
-                "unknown strategy `{strategy}`; known: {}",
-                STRATEGIES.join(", ")
-            ),
-        ));
-    }
-    Ok(strategy)
-}
-
-fn creates_thread(req: &RunCreate) -> Result<bool, ApiError> {
-    match req.if_not_exists.as_deref() {
-        None | Some("reject") => Ok(false),
-        Some("create") => Ok(true),
-        Some(other) => Err(ApiError::invalid(
-            "$.if_not_exists",
-            format!("expected `create` or `reject`, not `{other}`"),
-        )),
-    }
 }
 
 /// The thread, if it exists: a 404 when it does not and the run may not create it,
@@ -223,12 +194,10 @@ fn kwargs_of(req: &RunCreate, graph: &dyn Served, stateless: bool) -> Result<Run
             }
         })),
         context: req.context.clone().filter(|c| !c.is_null()),
-        on_completion: req.on_completion.clone().unwrap_or_else(|| {
-            if stateless {
-                "delete".into()
-            } else {
-                "keep".into()
-            }
+        on_completion: req.on_completion.unwrap_or(if stateless {
+            OnCompletion::Delete
+        } else {
+            OnCompletion::Keep
         }),
     })
 }
@@ -286,7 +255,7 @@ fn run_metadata(
         );
         metadata.insert(
             "input_ignored".into(),
-            json!("the run has a command, which runs instead"),
+            "the run has a command, which runs instead".into(),
         );
     }
     if !cleaned.dropped.is_empty() {
@@ -296,7 +265,7 @@ fn run_metadata(
             keys = ?cleaned.dropped,
             "dropped input keys the graph's state lacks (Server::strict_input refuses them)"
         );
-        metadata.insert("dropped_input_keys".into(), json!(cleaned.dropped));
+        metadata.insert("dropped_input_keys".into(), cleaned.dropped.into());
     }
     metadata
 }

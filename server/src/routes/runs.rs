@@ -2,45 +2,52 @@
 //! waited for), read, cancel, join and delete them.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Json;
-use axum::Router;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::prepare::prepare_run;
-use super::stream::{Detach, tail};
-use super::threads::thread;
+use super::threads::{ThreadPath, thread};
 use super::{Body, Params, page};
 use crate::app::App;
 use crate::db::{NewRun, RunRow, RunStatus};
-use crate::error::ApiError;
+use crate::error::{ApiError, Refusals};
 use crate::hub::Notice;
-use crate::wire::{RUN_FIELDS, RunCreate, check_select, pick, run_json};
+use crate::lifecycle::{Detach, delete_after, tail, wait_for};
+use crate::wire::{
+    MultitaskStrategy, OnCompletion, OnDisconnect, RUN_FIELDS, Run, RunCreate, check_select, pick,
+};
 
-pub(super) fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route("/threads/{id}/runs", post(create_background).get(list))
-        .route("/threads/{id}/runs/stream", post(create_stream))
-        .route("/threads/{id}/runs/wait", post(create_wait))
-        .route("/threads/{id}/runs/{run_id}", get(one).delete(delete))
-        .route(
-            "/threads/{id}/runs/{run_id}/cancel",
-            post(super::cancel::cancel),
-        )
-        .route("/threads/{id}/runs/{run_id}/join", get(join))
-        .route("/threads/{id}/runs/{run_id}/stream", get(join_stream))
-        .route("/runs", post(stateless_background))
-        .route("/runs/stream", post(stateless_stream))
-        .route("/runs/wait", post(stateless_wait))
-        .route("/runs/batch", post(batch))
-        .route("/runs/{run_id}/stream", get(join_stream_by_run))
-        .route("/runs/cancel", post(super::cancel::cancel_many))
+pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
+    OpenApiRouter::new()
+        .routes(routes!(create_background, list))
+        .routes(routes!(create_stream))
+        .routes(routes!(create_wait))
+        .routes(routes!(one, delete))
+        .routes(routes!(join))
+        .routes(routes!(join_stream))
+        .routes(routes!(stateless_background))
+        .routes(routes!(stateless_stream))
+        .routes(routes!(stateless_wait))
+        .routes(routes!(batch))
+        .routes(routes!(join_stream_by_run))
+}
+
+/// A run named in the path, with its thread.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)]
+pub(crate) struct RunPath {
+    /// The thread's id.
+    thread_id: String,
+    /// The run's id.
+    run_id: String,
 }
 
 /// Validates and queues a run on `thread_id` (a new thread for a stateless run).
@@ -61,7 +68,9 @@ async fn queue_run(app: &App, new: NewRun) -> Result<RunRow, ApiError> {
     // Thread streams pick the new run up.
     app.notify(Notice::Events(crate::db::thread_events_key(&row.thread_id)))
         .await;
-    if row.multitask_strategy == "interrupt" || row.multitask_strategy == "rollback" {
+    if row.multitask_strategy == MultitaskStrategy::Interrupt.as_str()
+        || row.multitask_strategy == MultitaskStrategy::Rollback.as_str()
+    {
         for other in app
             .db
             .list_runs(row.thread_id.clone(), Some(RunStatus::Running), 100, 0)
@@ -96,22 +105,30 @@ fn located_stream(row: &RunRow, body: impl IntoResponse) -> Response {
     response
 }
 
+/// Queues a background run on the thread.
+#[utoipa::path(post, path = "/threads/{thread_id}/runs", tag = "runs", params(ThreadPath),
+    request_body = RunCreate,
+    responses((status = 200, description = "The queued run.", body = Run), Refusals))]
 async fn create_background(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     Body(req): Body<RunCreate>,
 ) -> Result<Response, ApiError> {
     let row = create_run(&app, Some(id), req).await?;
-    Ok(located(&row, Json(run_json(&row))))
+    Ok(located(&row, Json(Run::from(&row))))
 }
 
 fn detach_of(req: &RunCreate, stateless: bool) -> Detach {
     Detach {
-        cancel: req.on_disconnect.as_deref() == Some("cancel"),
-        delete_thread: stateless && req.on_completion.as_deref().unwrap_or("delete") == "delete",
+        cancel: req.on_disconnect == Some(OnDisconnect::Cancel),
+        delete_thread: stateless
+            && req.on_completion.unwrap_or(OnCompletion::Delete) == OnCompletion::Delete,
     }
 }
 
+/// Queues a run on the thread and streams its events.
+#[utoipa::path(post, path = "/threads/{thread_id}/runs/stream", tag = "runs", params(ThreadPath),
+    request_body = RunCreate, responses((status = 200, description = "Server-sent events: `metadata`, one event per stream mode, `end`.", content_type = "text/event-stream", body = String), Refusals))]
 async fn create_stream(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
@@ -145,6 +162,10 @@ async fn start_stream(
     started.await.map_err(ApiError::internal)?
 }
 
+/// Queues a run on the thread and answers its output once it ended.
+#[utoipa::path(post, path = "/threads/{thread_id}/runs/wait", tag = "runs", params(ThreadPath),
+    request_body = RunCreate,
+    responses((status = 200, description = "The thread's values (`__interrupt__` when paused, `__error__` when failed).", body = Object), Refusals))]
 async fn create_wait(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
@@ -155,14 +176,20 @@ async fn create_wait(
     Ok(located(&row, Json(out)))
 }
 
+/// Queues a background run on a new thread of its own.
+#[utoipa::path(post, path = "/runs", tag = "runs", request_body = RunCreate,
+    responses((status = 200, description = "The queued run.", body = Run), Refusals))]
 async fn stateless_background(
     State(app): State<Arc<App>>,
     Body(req): Body<RunCreate>,
 ) -> Result<Response, ApiError> {
     let row = create_run(&app, None, req).await?;
-    Ok(located(&row, Json(run_json(&row))))
+    Ok(located(&row, Json(Run::from(&row))))
 }
 
+/// Runs on a new thread of its own and streams its events.
+#[utoipa::path(post, path = "/runs/stream", tag = "runs", request_body = RunCreate,
+    responses((status = 200, description = "Server-sent events: `metadata`, one event per stream mode, `end`.", content_type = "text/event-stream", body = String), Refusals))]
 async fn stateless_stream(
     State(app): State<Arc<App>>,
     Body(req): Body<RunCreate>,
@@ -171,11 +198,14 @@ async fn stateless_stream(
     start_stream(app, None, req, detach).await
 }
 
+/// Runs on a new thread of its own and answers its output once it ended.
+#[utoipa::path(post, path = "/runs/wait", tag = "runs", request_body = RunCreate,
+    responses((status = 200, description = "The run's output.", body = Object), Refusals))]
 async fn stateless_wait(
     State(app): State<Arc<App>>,
     Body(req): Body<RunCreate>,
 ) -> Result<Response, ApiError> {
-    let delete = req.on_completion.as_deref().unwrap_or("delete") == "delete";
+    let delete = req.on_completion.unwrap_or(OnCompletion::Delete) == OnCompletion::Delete;
     let row = create_run(&app, None, req).await?;
     let out = wait_for(&app, &row.thread_id, &row.run_id).await;
     if delete {
@@ -184,55 +214,8 @@ async fn stateless_wait(
     Ok(located(&row, Json(out?)))
 }
 
-/// Deletes a stateless run's thread once the run ended.
-pub(crate) async fn delete_after(app: &App, thread_id: &str, run_id: &str) {
-    if wait_for(app, thread_id, run_id).await.is_ok() {
-        if let Err(e) = app.saver.delete_thread(thread_id).await {
-            tracing::warn!(error = %e, "deleting a stateless run's checkpoints failed");
-        }
-        if let Err(e) = app.db.delete_thread(thread_id.to_string()).await {
-            tracing::warn!(error = %e, "deleting a stateless run's thread failed");
-        }
-    }
-}
-
-/// Waits until the run ends; its output (the thread's values, `__interrupt__` when
-/// it paused, `__error__` when it failed).
-pub(crate) async fn wait_for(app: &App, thread_id: &str, run_id: &str) -> Result<Value, ApiError> {
-    let waker = app.hub.run_waker(run_id);
-    loop {
-        // Listen before looking, so an end stored in between still wakes us.
-        let notified = waker.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        let run = app
-            .db
-            .get_run(Some(thread_id.to_string()), run_id.to_string())
-            .await?
-            .ok_or_else(|| ApiError::not_found(format!("run {run_id} of thread {thread_id}")))?;
-        if run.status.is_final() {
-            return Ok(run.output.unwrap_or_else(|| json!({})));
-        }
-        if *app.stopping.borrow() {
-            return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!(
-                    "the server is shutting down; run {run_id} goes on elsewhere: join it again"
-                ),
-            ));
-        }
-        let mut stopping = app.stopping.clone();
-        let _ = tokio::time::timeout(Duration::from_secs(1), async {
-            tokio::select! {
-                () = notified => {}
-                _ = stopping.changed() => {}
-            }
-        })
-        .await;
-    }
-}
-
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListParams {
     #[serde(default)]
     limit: Option<usize>,
@@ -242,12 +225,15 @@ struct ListParams {
     status: Option<String>,
 }
 
+/// The thread's runs, newest first.
+#[utoipa::path(get, path = "/threads/{thread_id}/runs", tag = "runs", params(ThreadPath, ListParams),
+    responses((status = 200, description = "The runs.", body = Vec<Run>), Refusals))]
 async fn list(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     Params(p): Params<ListParams>,
     RawQuery(query): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Vec<Value>>, ApiError> {
     // `select` comes once per field (`?select=run_id&select=status`).
     let select: Vec<String> = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
         .filter(|(k, _)| k == "select")
@@ -270,7 +256,7 @@ async fn list(
     let rows = app.db.list_runs(id, status, limit, offset).await?;
     Ok(Json(
         rows.iter()
-            .map(|r| pick(run_json(r), select.as_deref()))
+            .map(|r| pick(&Run::from(r), select.as_deref()))
             .collect(),
     ))
 }
@@ -282,13 +268,19 @@ async fn run_of(app: &App, thread_id: &str, run_id: &str) -> Result<RunRow, ApiE
         .ok_or_else(|| ApiError::not_found(format!("run {run_id} of thread {thread_id}")))
 }
 
+/// A run.
+#[utoipa::path(get, path = "/threads/{thread_id}/runs/{run_id}", tag = "runs", params(RunPath),
+    responses((status = 200, description = "The run.", body = Run), Refusals))]
 async fn one(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
-    Ok(Json(run_json(&run_of(&app, &id, &run_id).await?)))
+) -> Result<Json<Run>, ApiError> {
+    Ok(Json(Run::from(&run_of(&app, &id, &run_id).await?)))
 }
 
+/// Deletes an ended run (a 409 while it is active).
+#[utoipa::path(delete, path = "/threads/{thread_id}/runs/{run_id}", tag = "runs", params(RunPath),
+    responses((status = 204, description = "Deleted."), Refusals))]
 async fn delete(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
@@ -300,6 +292,9 @@ async fn delete(
     }
 }
 
+/// Waits for a run to end; its output.
+#[utoipa::path(get, path = "/threads/{thread_id}/runs/{run_id}/join", tag = "runs", params(RunPath),
+    responses((status = 200, description = "The run's output.", body = Object), Refusals))]
 async fn join(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
@@ -308,12 +303,18 @@ async fn join(
     Ok(Json(wait_for(&app, &id, &run_id).await?))
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct JoinStreamParams {
+    /// Cancel the run when this client goes away (`true`/`false`/`1`/`0`).
     #[serde(default, deserialize_with = "super::flag")]
     cancel_on_disconnect: Option<bool>,
 }
 
+/// A run's events from `Last-Event-ID` (`-1`: from the first), until its end.
+#[utoipa::path(get, path = "/threads/{thread_id}/runs/{run_id}/stream", tag = "runs",
+    params(RunPath, JoinStreamParams, ("Last-Event-ID" = Option<String>, Header, description = "The id of the last event received.")),
+    responses((status = 200, description = "Server-sent events: `metadata`, one event per stream mode, `end`.", content_type = "text/event-stream", body = String), Refusals))]
 async fn join_stream(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
@@ -326,6 +327,11 @@ async fn join_stream(
 
 /// `GET /runs/{run_id}/stream`: a run's stream found by its id alone (the JS SDK's
 /// `joinStream` without a thread).
+/// A run's events, found by its id alone.
+#[utoipa::path(get, path = "/runs/{run_id}/stream", tag = "runs",
+    params(("run_id" = String, Path, description = "The run's id."), JoinStreamParams,
+        ("Last-Event-ID" = Option<String>, Header, description = "The id of the last event received.")),
+    responses((status = 200, description = "Server-sent events: `metadata`, one event per stream mode, `end`.", content_type = "text/event-stream", body = String), Refusals))]
 async fn join_stream_by_run(
     State(app): State<Arc<App>>,
     Path(run_id): Path<String>,
@@ -370,10 +376,13 @@ fn stream_of(
 }
 
 /// `POST /runs/batch`: several stateless background runs at once, all or none.
+/// Queues several stateless background runs, all or none.
+#[utoipa::path(post, path = "/runs/batch", tag = "runs", request_body = Vec<RunCreate>,
+    responses((status = 200, description = "The queued runs.", body = Vec<Run>), Refusals))]
 async fn batch(
     State(app): State<Arc<App>>,
     Body(reqs): Body<Vec<RunCreate>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Vec<Run>>, ApiError> {
     // Every run is checked before any is queued: a bad one queues none.
     let mut prepared = Vec::with_capacity(reqs.len());
     for (i, req) in reqs.into_iter().enumerate() {
@@ -387,7 +396,7 @@ async fn batch(
     }
     let mut out = Vec::with_capacity(prepared.len());
     for p in prepared {
-        out.push(run_json(&queue_run(&app, p).await?));
+        out.push(Run::from(&queue_run(&app, p).await?));
     }
-    Ok(Json(Value::Array(out)))
+    Ok(Json(out))
 }

@@ -6,29 +6,26 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{post, put};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use stategraph::store::{
-    Filter, IndexFields, Item, NamespaceQuery, PutOptions, SearchQuery, StoreError, StoreOp,
-    StoreOutput,
+    Filter, IndexFields, NamespaceQuery, PutOptions, SearchQuery, StoreError, StoreOp, StoreOutput,
 };
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::{Body, Params};
 use crate::app::App;
-use crate::error::ApiError;
+use crate::error::{ApiError, Refusals};
+use crate::wire::{Item, Namespaces, SearchItems};
 
-pub(super) fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route(
-            "/store/items",
-            put(put_item).get(get_item).delete(delete_item),
-        )
-        .route("/store/items/search", post(search))
-        .route("/store/namespaces", post(namespaces))
+pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
+    OpenApiRouter::new()
+        .routes(routes!(put_item, get_item, delete_item))
+        .routes(routes!(search))
+        .routes(routes!(namespaces))
 }
 
 fn store_error(e: StoreError) -> ApiError {
@@ -45,26 +42,12 @@ fn store_error(e: StoreError) -> ApiError {
     }
 }
 
-fn item_json(item: &Item, score: Option<f64>) -> Value {
-    let time = |t: std::time::SystemTime| humantime::format_rfc3339_millis(t).to_string();
-    let mut v = json!({
-        "namespace": item.namespace,
-        "key": item.key,
-        "value": item.value,
-        "created_at": time(item.created_at),
-        "updated_at": time(item.updated_at),
-    });
-    if let Some(s) = score {
-        v["score"] = json!(s);
-    }
-    v
-}
-
 fn labels(ns: &[String]) -> Vec<&str> {
     ns.iter().map(String::as_str).collect()
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `PUT /store/items`.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct PutItem {
     #[serde(default)]
@@ -72,7 +55,9 @@ struct PutItem {
     #[serde(default)]
     key: String,
     #[serde(default)]
+    #[schema(value_type = Object)]
     value: Value,
+    /// `false` (not indexed) or the field paths to index.
     #[serde(default)]
     index: Option<Value>,
     /// Minutes, as LangGraph Platform takes it.
@@ -80,6 +65,9 @@ struct PutItem {
     ttl: Option<f64>,
 }
 
+/// Stores an item (replacing one under the same key).
+#[utoipa::path(put, path = "/store/items", tag = "store", request_body = PutItem,
+    responses((status = 204, description = "Stored."), Refusals))]
 async fn put_item(
     State(app): State<Arc<App>>,
     Body(req): Body<PutItem>,
@@ -122,9 +110,11 @@ async fn put_item(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ItemRef {
+    /// The namespace's labels joined by dots.
     #[serde(default)]
     namespace: Option<String>,
     #[serde(default)]
@@ -137,10 +127,12 @@ struct ItemRef {
 
 /// The item, or `null` when there is none (as LangGraph Platform answers: its
 /// clients test for `None`).
+#[utoipa::path(get, path = "/store/items", tag = "store", params(ItemRef),
+    responses((status = 200, description = "The item, or `null`.", body = Option<Item>), Refusals))]
 async fn get_item(
     State(app): State<Arc<App>>,
     Params(q): Params<ItemRef>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Option<Item>>, ApiError> {
     let ns: Vec<String> = q
         .namespace
         .as_deref()
@@ -158,10 +150,11 @@ async fn get_item(
         Some(StoreOutput::Item(item)) => item,
         _ => None,
     };
-    Ok(Json(item.map_or(Value::Null, |i| item_json(&i, None))))
+    Ok(Json(item.map(|i| Item::of(&i, None))))
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `DELETE /store/items`.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct DeleteItem {
     #[serde(default)]
@@ -170,6 +163,9 @@ struct DeleteItem {
     key: String,
 }
 
+/// Deletes an item.
+#[utoipa::path(delete, path = "/store/items", tag = "store", request_body = DeleteItem,
+    responses((status = 204, description = "Deleted."), Refusals))]
 async fn delete_item(
     State(app): State<Arc<App>>,
     Body(req): Body<DeleteItem>,
@@ -181,7 +177,8 @@ async fn delete_item(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `POST /store/items/search`.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Search {
     #[serde(default)]
@@ -198,10 +195,13 @@ struct Search {
     refresh_ttl: Option<bool>,
 }
 
+/// Items under a namespace prefix, filtered, ranked by `query` with an index.
+#[utoipa::path(post, path = "/store/items/search", tag = "store", request_body = Search,
+    responses((status = 200, description = "The items.", body = SearchItems), Refusals))]
 async fn search(
     State(app): State<Arc<App>>,
     Body(req): Body<Search>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SearchItems>, ApiError> {
     let filter = match &req.filter {
         None | Some(Value::Null) => None,
         Some(f) => {
@@ -220,13 +220,14 @@ async fn search(
         .search(&labels(&req.namespace_prefix), query)
         .await
         .map_err(store_error)?;
-    let items: Vec<Value> = hits.iter().map(|h| item_json(&h.item, h.score)).collect();
-    Ok(Json(json!({ "items": items })))
+    let items = hits.iter().map(|h| Item::of(&h.item, h.score)).collect();
+    Ok(Json(SearchItems { items }))
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `POST /store/namespaces`.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct Namespaces {
+struct NamespaceSearch {
     #[serde(default)]
     prefix: Option<Vec<String>>,
     #[serde(default)]
@@ -239,10 +240,13 @@ struct Namespaces {
     offset: Option<usize>,
 }
 
+/// The namespaces in the store, by prefix, suffix and depth.
+#[utoipa::path(post, path = "/store/namespaces", tag = "store", request_body = NamespaceSearch,
+    responses((status = 200, description = "The namespaces.", body = Namespaces), Refusals))]
 async fn namespaces(
     State(app): State<Arc<App>>,
-    Body(req): Body<Namespaces>,
-) -> Result<Json<Value>, ApiError> {
+    Body(req): Body<NamespaceSearch>,
+) -> Result<Json<Namespaces>, ApiError> {
     let query = NamespaceQuery {
         prefix: req.prefix,
         suffix: req.suffix,
@@ -255,5 +259,5 @@ async fn namespaces(
         .list_namespaces(query)
         .await
         .map_err(store_error)?;
-    Ok(Json(json!({ "namespaces": list })))
+    Ok(Json(Namespaces { namespaces: list }))
 }

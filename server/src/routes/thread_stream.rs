@@ -15,11 +15,13 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::threads::thread;
 use crate::app::App;
 use crate::db::{EventRow, RunRow, thread_events_key};
-use crate::error::ApiError;
+use crate::error::{ApiError, Refusals};
 
 /// How long a quiet stream waits before looking at the tables itself.
 const RECHECK: Duration = Duration::from_secs(1);
@@ -369,7 +371,16 @@ async fn live(app: &App, thread_id: &str, key: &str) -> Result<Cursor, ApiError>
     })
 }
 
-/// `GET /threads/{id}/stream`.
+pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
+    OpenApiRouter::new().routes(routes!(join_thread))
+}
+
+/// Follows the thread: each run's events as the runs come, and its state updates.
+#[utoipa::path(get, path = "/threads/{thread_id}/stream", tag = "threads",
+    params(super::threads::ThreadPath,
+        ("stream_mode" = Option<Vec<String>>, Query, description = "`run_modes` (the default), `lifecycle`, `state_update`; repeated or comma-separated."),
+        ("Last-Event-ID" = Option<String>, Header, description = "The id of the last event received, or -1 for everything kept.")),
+    responses((status = 200, description = "Server-sent events, until the thread is deleted.", content_type = "text/event-stream", body = String), Refusals))]
 pub(super) async fn join_thread(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,

@@ -4,9 +4,7 @@
 //! dropped before, where they are named); values go out through the channels'
 //! codecs, so a state need not implement `Serialize`.
 
-mod chat;
 mod request;
-mod state;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -23,9 +21,8 @@ use crate::astream::RunIds;
 use crate::error::ApiError;
 use crate::events::{WireRun, interrupts_json, to_wire};
 pub(crate) use crate::wire::CommandRequest;
-pub(crate) use chat::{langchain_message, output as chat_output, untyped_output, update_output};
+use crate::wire::{GraphSchemas, StateUpdated, ThreadState};
 pub(crate) use request::{ContextSpec, RunRequest};
-pub(crate) use state::{checkpoint_ref, update_response};
 
 /// How a run ended.
 #[derive(Debug)]
@@ -50,8 +47,8 @@ pub(crate) trait Served: Send + Sync + 'static {
     fn name(&self) -> &str;
     /// Its shape, for drawing.
     fn shape(&self) -> GraphShape;
-    /// `{input_schema, output_schema, state_schema, config_schema, context_schema}`.
-    fn schemas(&self) -> Value;
+    /// Its JSON Schemas.
+    fn schemas(&self) -> GraphSchemas;
     /// Its node names.
     fn node_names(&self) -> Vec<String>;
     /// Its state's channel names: the keys an input may have.
@@ -67,13 +64,13 @@ pub(crate) trait Served: Send + Sync + 'static {
         thread_id: &'a str,
         checkpoint_id: Option<String>,
         subgraphs: bool,
-    ) -> BoxFuture<'a, Result<Option<Value>, ApiError>>;
+    ) -> BoxFuture<'a, Result<Option<ThreadState>, ApiError>>;
     /// The thread's checkpoints, newest first.
     fn history<'a>(
         &'a self,
         thread_id: &'a str,
         options: ListOptions,
-    ) -> BoxFuture<'a, Result<Vec<Value>, ApiError>>;
+    ) -> BoxFuture<'a, Result<Vec<ThreadState>, ApiError>>;
     /// `update_state`: writes `values` as `as_node` (or as input), at a checkpoint.
     fn update_state<'a>(
         &'a self,
@@ -81,7 +78,7 @@ pub(crate) trait Served: Send + Sync + 'static {
         values: Value,
         as_node: Option<String>,
         checkpoint_id: Option<String>,
-    ) -> BoxFuture<'a, Result<Value, ApiError>>;
+    ) -> BoxFuture<'a, Result<StateUpdated, ApiError>>;
     /// The thread's latest values and pending interrupts (`None` without checkpoints).
     fn latest<'a>(
         &'a self,
@@ -93,7 +90,7 @@ pub(crate) trait Served: Send + Sync + 'static {
 pub(crate) struct Entry<S: GraphState> {
     pub(crate) name: String,
     pub(crate) graph: CompiledGraph<S>,
-    pub(crate) schema: Value,
+    pub(crate) schema: GraphSchemas,
     /// The graph's context type, when it declares one; else a run's context reaches
     /// its nodes as JSON (`serde_json::Value`).
     pub(crate) context: Option<ContextSpec>,
@@ -101,15 +98,21 @@ pub(crate) struct Entry<S: GraphState> {
 
 /// A state's JSON Schema (`schemars`), and the input schema derived from it: every
 /// channel optional, no other key allowed.
-pub(crate) fn schemas_of<S: schemars::JsonSchema>() -> Value {
+pub(crate) fn schemas_of<S: schemars::JsonSchema>(graph_id: &str) -> GraphSchemas {
     let state = serde_json::to_value(schemars::schema_for!(S)).unwrap_or(Value::Null);
     let mut input = state.clone();
     if let Value::Object(o) = &mut input {
         o.remove("required");
         o.insert("additionalProperties".into(), Value::Bool(false));
     }
-    json!({ "input_schema": input, "output_schema": state, "state_schema": state,
-            "config_schema": null, "context_schema": null })
+    GraphSchemas {
+        graph_id: graph_id.to_string(),
+        input_schema: input,
+        output_schema: state.clone(),
+        state_schema: state,
+        config_schema: None,
+        context_schema: None,
+    }
 }
 
 fn input_error(e: InputError) -> ApiError {
@@ -135,7 +138,7 @@ fn run_error(e: RunError) -> ApiError {
 
 impl<S: GraphState> Entry<S> {
     fn decode(&self, value: &Value, at: &str) -> Result<S::Update, ApiError> {
-        update_from_json::<S>(chat::input::<S>(value.clone())).map_err(|e| {
+        update_from_json::<S>(crate::wire::chat::input::<S>(value.clone())).map_err(|e| {
             let mut err = input_error(e);
             for (path, _) in &mut err.errors {
                 *path = path.replacen('$', at, 1);
@@ -331,7 +334,7 @@ impl<S: GraphState> Entry<S> {
     /// A state as the wire shows it.
     fn values_of(&self, values: &S) -> Value {
         let mut v = stategraph::state::state_to_json(values).unwrap_or_else(|_| json!({}));
-        chat::output::<S>(&mut v);
+        crate::wire::chat::output::<S>(&mut v);
         v
     }
 
@@ -351,7 +354,7 @@ impl<S: GraphState> Served for Entry<S> {
         self.graph.shape()
     }
 
-    fn schemas(&self) -> Value {
+    fn schemas(&self) -> GraphSchemas {
         self.schema.clone()
     }
 
@@ -386,7 +389,7 @@ impl<S: GraphState> Served for Entry<S> {
         thread_id: &'a str,
         checkpoint_id: Option<String>,
         subgraphs: bool,
-    ) -> BoxFuture<'a, Result<Option<Value>, ApiError>> {
+    ) -> BoxFuture<'a, Result<Option<ThreadState>, ApiError>> {
         Box::pin(async move {
             let mut config = RunConfig::new().thread(thread_id);
             if let Some(id) = checkpoint_id {
@@ -398,7 +401,7 @@ impl<S: GraphState> Served for Entry<S> {
                 self.graph.get_state(&config).await
             }
             .map_err(run_error)?;
-            Ok(snapshot.as_ref().map(state::snapshot_json))
+            Ok(snapshot.as_ref().map(crate::wire::thread_state))
         })
     }
 
@@ -406,7 +409,7 @@ impl<S: GraphState> Served for Entry<S> {
         &'a self,
         thread_id: &'a str,
         options: ListOptions,
-    ) -> BoxFuture<'a, Result<Vec<Value>, ApiError>> {
+    ) -> BoxFuture<'a, Result<Vec<ThreadState>, ApiError>> {
         Box::pin(async move {
             let config = RunConfig::new().thread(thread_id);
             let list = self
@@ -414,7 +417,7 @@ impl<S: GraphState> Served for Entry<S> {
                 .get_state_history(&config, &options)
                 .await
                 .map_err(run_error)?;
-            Ok(list.iter().map(state::snapshot_json).collect())
+            Ok(list.iter().map(crate::wire::thread_state).collect())
         })
     }
 
@@ -424,7 +427,7 @@ impl<S: GraphState> Served for Entry<S> {
         values: Value,
         as_node: Option<String>,
         checkpoint_id: Option<String>,
-    ) -> BoxFuture<'a, Result<Value, ApiError>> {
+    ) -> BoxFuture<'a, Result<StateUpdated, ApiError>> {
         Box::pin(async move {
             let update = self.decode(&values, "$.values")?;
             let mut config = RunConfig::new().thread(thread_id);
@@ -451,7 +454,7 @@ impl<S: GraphState> Served for Entry<S> {
                 }
                 other => run_error(other),
             })?;
-            Ok(update_response(&saved))
+            Ok(StateUpdated::from(&saved))
         })
     }
 

@@ -3,13 +3,23 @@
 //! newer versions send more); the graph input inside them is decoded strictly.
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
-use crate::db::{RunRow, ThreadRow};
-
+pub(crate) mod chat;
+mod responses;
 mod runs;
+mod state;
 
-pub(crate) use runs::{CommandRequest, DurabilityRequest, RunConfigRequest, RunCreate, RunKwargs};
+pub(crate) use responses::{
+    Assistant, Checkpoint, DrawnEdge, DrawnNode, GraphDrawing, GraphSchemas, Health, Info,
+    Interrupt, Item, Namespaces, Run, SearchItems, StateUpdated, Thread, ThreadState, ThreadTask,
+};
+pub(crate) use runs::{
+    CancelAction, CommandRequest, DurabilityRequest, IfNotExists, MultitaskStrategy, OnCompletion,
+    OnDisconnect, RunConfigRequest, RunCreate, RunKwargs,
+};
+pub(crate) use state::thread_state;
 
 /// RFC 3339 time of milliseconds since the Unix epoch.
 pub(crate) fn time(ms: i64) -> String {
@@ -18,62 +28,18 @@ pub(crate) fn time(ms: i64) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
-/// The `Thread` JSON.
-pub(crate) fn thread_json(t: &ThreadRow) -> Value {
-    json!({
-        "thread_id": t.thread_id,
-        "created_at": time(t.created_at),
-        "updated_at": time(t.updated_at),
-        "metadata": t.metadata,
-        "status": t.status.as_str(),
-        "values": t.values,
-        "interrupts": by_node(&t.interrupts),
-    })
-}
-
-/// A thread's pending interrupts as `{node: [Interrupt]}` (stored as a list).
-fn by_node(interrupts: &Value) -> Value {
-    let mut out = Map::new();
-    for i in interrupts.as_array().into_iter().flatten() {
-        let node = i
-            .get("node")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        if let Value::Array(list) = out.entry(node).or_insert_with(|| Value::Array(Vec::new())) {
-            list.push(i.clone());
-        }
-    }
-    Value::Object(out)
-}
-
-/// The `Run` JSON.
-pub(crate) fn run_json(r: &RunRow) -> Value {
-    json!({
-        "run_id": r.run_id,
-        "thread_id": r.thread_id,
-        "assistant_id": r.assistant_id,
-        "created_at": time(r.created_at),
-        "updated_at": time(r.updated_at),
-        "status": r.status.as_str(),
-        "metadata": r.metadata,
-        "multitask_strategy": r.multitask_strategy,
-        "kwargs": r.kwargs,
-        "cancel_requested": r.cancel,
-    })
-}
-
 /// `POST /threads`: every field the SDKs send, honoured or refused by name; any other
 /// is a 422.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ThreadCreate {
     #[serde(default)]
     pub(crate) thread_id: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub(crate) metadata: Option<Map<String, Value>>,
     #[serde(default)]
-    pub(crate) if_exists: Option<String>,
+    pub(crate) if_exists: Option<IfExists>,
     /// The graph the thread runs (bound in its metadata, as its first run would).
     #[serde(default)]
     pub(crate) graph_id: Option<String>,
@@ -85,11 +51,22 @@ pub(crate) struct ThreadCreate {
     pub(crate) ttl: Option<Value>,
 }
 
+/// What creating a thread that exists does (`if_exists`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum IfExists {
+    /// A 409.
+    Raise,
+    /// The existing thread is returned.
+    DoNothing,
+}
+
 /// `PATCH /threads/{id}`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ThreadPatch {
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub(crate) metadata: Option<Map<String, Value>>,
     /// Not served: refused with a 422.
     #[serde(default)]
@@ -98,12 +75,14 @@ pub(crate) struct ThreadPatch {
 
 /// `POST /threads/search` and `/threads/count`: every field is honoured, any other
 /// is a 422.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ThreadSearch {
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub(crate) metadata: Option<Map<String, Value>>,
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub(crate) values: Option<Map<String, Value>>,
     #[serde(default)]
     pub(crate) status: Option<String>,
@@ -119,6 +98,7 @@ pub(crate) struct ThreadSearch {
     /// Aliases of paths into each thread (`values.messages[-1]`), returned under
     /// `extracted`.
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub(crate) extract: Option<Map<String, Value>>,
     #[serde(default)]
     pub(crate) limit: Option<usize>,
@@ -127,7 +107,7 @@ pub(crate) struct ThreadSearch {
 }
 
 /// `sort_by` of a thread search.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ThreadSortBy {
     ThreadId,
@@ -139,7 +119,7 @@ pub(crate) enum ThreadSortBy {
 }
 
 /// `sort_order` of a search.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum SortOrder {
     Asc,
@@ -183,7 +163,7 @@ pub(crate) fn extract(root: &Value, path: &str) -> Option<Value> {
 }
 
 /// `POST /threads/{id}/state`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StateUpdate {
     #[serde(default)]
@@ -197,7 +177,7 @@ pub(crate) struct StateUpdate {
 }
 
 /// `POST /threads/{id}/history`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HistoryQuery {
     #[serde(default)]
@@ -205,6 +185,7 @@ pub(crate) struct HistoryQuery {
     #[serde(default)]
     pub(crate) before: Option<Value>,
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub(crate) metadata: Option<Map<String, Value>>,
     /// The fields of each state to return (all when absent).
     #[serde(default)]
@@ -217,7 +198,7 @@ pub(crate) struct HistoryQuery {
 }
 
 /// `checkpoint` of a history request.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HistoryCheckpoint {
     #[serde(default)]
@@ -244,7 +225,7 @@ pub(crate) const STATE_FIELDS: &[&str] = &[
 
 /// `POST /assistants/search` and `/assistants/count`: every field is honoured, any
 /// other is a 422.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct AssistantSearch {
     #[serde(default)]
@@ -253,6 +234,7 @@ pub(crate) struct AssistantSearch {
     pub(crate) name: Option<String>,
     /// Metadata the assistants contain (key by key, values equal).
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub(crate) metadata: Option<Map<String, Value>>,
     #[serde(default)]
     pub(crate) sort_by: Option<AssistantSortBy>,
@@ -268,7 +250,7 @@ pub(crate) struct AssistantSearch {
 }
 
 /// `sort_by` of an assistant search.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum AssistantSortBy {
     AssistantId,
@@ -325,8 +307,9 @@ pub(crate) fn check_select(
     Ok(select)
 }
 
-/// `value` with only the `select`ed keys (all of it without a selection).
-pub(crate) fn pick(value: Value, select: Option<&[String]>) -> Value {
+/// `item` with only the `select`ed fields (all of it without a selection).
+pub(crate) fn pick<T: serde::Serialize>(item: &T, select: Option<&[String]>) -> Value {
+    let value = serde_json::to_value(item).unwrap_or_default();
     match (select, value) {
         (Some(fields), Value::Object(mut all)) => Value::Object(
             fields
@@ -341,7 +324,7 @@ pub(crate) fn pick(value: Value, select: Option<&[String]>) -> Value {
 /// A checkpoint named in a request, as LangGraph's clients send a state's
 /// `checkpoint` back: only its id is read (the `thread_id`, `checkpoint_ns` and
 /// `checkpoint_map` they carry along are not). Anything but an object is a 422.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub(crate) struct CheckpointRef {
     #[serde(default)]
     pub(crate) checkpoint_id: Option<String>,

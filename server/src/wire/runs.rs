@@ -3,24 +3,30 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use super::CheckpointRef;
 
 /// A run request: `POST /threads/{id}/runs[/stream|/wait]`, `POST /runs/..`. Every
 /// field LangGraph's SDKs send is here, honoured or refused by name; any other is a
 /// 422.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RunCreate {
     #[serde(default)]
     pub(crate) assistant_id: String,
     #[serde(default)]
     pub(crate) input: Option<Value>,
+    /// A resume, update or goto ([`CommandRequest`]).
     #[serde(default)]
+    #[schema(value_type = Option<CommandRequest>)]
     pub(crate) command: Option<Value>,
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub(crate) metadata: Option<Map<String, Value>>,
+    /// LangGraph's `RunnableConfig` ([`RunConfigRequest`]).
     #[serde(default)]
+    #[schema(value_type = Option<RunConfigRequest>)]
     pub(crate) config: Option<Value>,
     /// The run's context (what its nodes read with `NodeContext::context`).
     #[serde(default)]
@@ -41,6 +47,8 @@ pub(crate) struct RunCreate {
     pub(crate) checkpoint_id: Option<String>,
     #[serde(default)]
     pub(crate) checkpoint: Option<CheckpointRef>,
+    /// A mode or a list of them: `values`, `updates`, `messages`, `messages-tuple`,
+    /// `custom`, `events`, `tasks`, `checkpoints`, `debug`.
     #[serde(default)]
     pub(crate) stream_mode: Option<Value>,
     #[serde(default)]
@@ -50,15 +58,17 @@ pub(crate) struct RunCreate {
     #[serde(default)]
     pub(crate) interrupt_after: Option<Value>,
     #[serde(default)]
-    pub(crate) multitask_strategy: Option<String>,
+    pub(crate) multitask_strategy: Option<MultitaskStrategy>,
     #[serde(default)]
-    pub(crate) if_not_exists: Option<String>,
+    pub(crate) if_not_exists: Option<IfNotExists>,
     #[serde(default)]
-    pub(crate) on_disconnect: Option<String>,
+    pub(crate) on_disconnect: Option<OnDisconnect>,
     #[serde(default)]
-    pub(crate) on_completion: Option<String>,
+    pub(crate) on_completion: Option<OnCompletion>,
+    /// Not served: refused with a 422.
     #[serde(default)]
     pub(crate) after_seconds: Option<Value>,
+    /// Not served: refused with a 422.
     #[serde(default)]
     pub(crate) webhook: Option<Value>,
     /// A resume is always strict here (one for a thread waiting on nothing is a 409,
@@ -75,7 +85,7 @@ pub(crate) struct RunCreate {
 }
 
 /// `command` of a run request: resume an interrupt, write an update, go to nodes.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CommandRequest {
     /// The answer to the pending interrupt (or a map of answers by interrupt id).
@@ -91,7 +101,7 @@ pub(crate) struct CommandRequest {
 
 /// `config` of a run request (LangGraph's `RunnableConfig`): each field is honoured,
 /// any other is a 422.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RunConfigRequest {
     /// Most supersteps the run may take.
@@ -102,12 +112,14 @@ pub(crate) struct RunConfigRequest {
     pub(crate) max_concurrency: Option<usize>,
     /// Values every node reads with `NodeContext::configurable`.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[schema(value_type = Object)]
     pub(crate) configurable: Map<String, Value>,
     /// Recorded in the metadata of the run's checkpoints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) tags: Vec<String>,
     /// Recorded in the metadata of the run's checkpoints.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[schema(value_type = Object)]
     pub(crate) metadata: Map<String, Value>,
     /// Recorded in the metadata of the run's checkpoints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -115,7 +127,7 @@ pub(crate) struct RunConfigRequest {
 }
 
 /// `durability`: when the run's checkpoints are saved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum DurabilityRequest {
     /// Before the next superstep starts.
@@ -162,5 +174,86 @@ pub(crate) struct RunKwargs {
     #[serde(default)]
     pub(crate) context: Option<Value>,
     #[serde(default)]
-    pub(crate) on_completion: String,
+    pub(crate) on_completion: OnCompletion,
+}
+
+/// What a run does when its thread has an active run (`multitask_strategy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum MultitaskStrategy {
+    /// Refused with a 409.
+    Reject,
+    /// The active run is stopped, keeping what it saved.
+    Interrupt,
+    /// The active run is stopped and deleted with what it saved.
+    Rollback,
+    /// It waits its turn.
+    #[default]
+    Enqueue,
+}
+
+impl MultitaskStrategy {
+    /// The stored form.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Reject => "reject",
+            Self::Interrupt => "interrupt",
+            Self::Rollback => "rollback",
+            Self::Enqueue => "enqueue",
+        }
+    }
+}
+
+/// What a run on a missing thread does (`if_not_exists`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum IfNotExists {
+    /// A 404.
+    #[default]
+    Reject,
+    /// The thread is created.
+    Create,
+}
+
+/// What happens to a streamed run whose client goes away (`on_disconnect`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum OnDisconnect {
+    /// It is cancelled.
+    Cancel,
+    /// It runs on, as a background run.
+    #[default]
+    Continue,
+}
+
+/// What happens to a stateless run's thread when it ends (`on_completion`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum OnCompletion {
+    /// Deleted (the default of a stateless run).
+    Delete,
+    /// Kept (a thread's own runs always keep it).
+    #[default]
+    Keep,
+}
+
+/// How a cancelled run stops (`action`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum CancelAction {
+    /// It stops, keeping what it saved.
+    #[default]
+    Interrupt,
+    /// It stops and is deleted with what it saved.
+    Rollback,
+}
+
+impl CancelAction {
+    /// The stored form.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Interrupt => "interrupt",
+            Self::Rollback => "rollback",
+        }
+    }
 }

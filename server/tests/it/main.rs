@@ -16,6 +16,7 @@ mod http_browsers;
 mod http_messages;
 mod http_options;
 mod http_runs;
+mod openapi;
 mod postgres_processes;
 mod postgres_runs;
 mod postgres_tls;

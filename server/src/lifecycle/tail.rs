@@ -48,13 +48,19 @@ impl Drop for Tail {
             tokio::spawn(async move {
                 if detach.cancel
                     && !done
-                    && let Err(e) =
-                        super::cancel::cancel_run(&app, &thread, &run, "interrupt", true).await
+                    && let Err(e) = super::cancel_run(
+                        &app,
+                        &thread,
+                        &run,
+                        crate::wire::CancelAction::Interrupt,
+                        true,
+                    )
+                    .await
                 {
                     tracing::warn!(error = %e.detail, "cancelling a run whose client went away failed");
                 }
                 if detach.delete_thread {
-                    super::runs::delete_after(&app, &thread, &run).await;
+                    super::delete_after(&app, &thread, &run).await;
                 }
             });
         }
