@@ -206,6 +206,18 @@ async fn bad_run_options_are_422s_naming_the_field_and_queue_nothing() {
         (json!({ "durability": "never" }), "durability"),
         (json!({ "checkpoint_during": "no" }), "checkpoint_during"),
         (json!({ "colour": "blue" }), "colour"),
+        (
+            json!({ "multitask_strategy": "shout" }),
+            "multitask_strategy",
+        ),
+        (json!({ "multitask_strategy": 1 }), "multitask_strategy"),
+        (json!({ "if_not_exists": "maybe" }), "if_not_exists"),
+        (json!({ "on_disconnect": "stop" }), "on_disconnect"),
+        (json!({ "on_completion": "archive" }), "on_completion"),
+        (
+            json!({ "on_completion": null, "durability": "Sync" }),
+            "durability",
+        ),
         (json!({ "feedback_keys": ["score"] }), "$.feedback_keys"),
         (
             json!({ "langsmith_tracer": { "project_name": "p" } }),
@@ -226,6 +238,23 @@ async fn bad_run_options_are_422s_naming_the_field_and_queue_nothing() {
     }
     let (_, runs) = h.get(&format!("/threads/{t}/runs")).await;
     assert_eq!(runs, json!([]));
+    // An unknown cancel action names the query field; the run is not touched.
+    let run = h.finished_job(&t).await;
+    for action in ["stop", "Rollback", ""] {
+        let (s, err) = h
+            .post(
+                &format!("/threads/{t}/runs/{run}/cancel?action={action}"),
+                json!(null),
+            )
+            .await;
+        assert_eq!(s, 422, "action={action}: {err}");
+        assert!(err.to_string().contains("action"), "{err}");
+    }
+    let (s, err) = h
+        .post("/runs/cancel?action=stop", json!({ "run_ids": [run] }))
+        .await;
+    assert_eq!(s, 422, "{err}");
+    assert_eq!(h.run(&t, &run).await.1["status"], "success");
     // What the server always does anyway is accepted.
     let (s, run) = h
         .post(
