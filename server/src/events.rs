@@ -123,6 +123,19 @@ impl Modes {
     fn subgraphs(self) -> bool {
         self.wants(StreamMode::SUBGRAPHS)
     }
+
+    /// Whether a stored event of this name belongs to these modes (a join's
+    /// `stream_mode`): `metadata`, `error` and `end` always do; a subgraph's
+    /// (`values|ns`) by its mode.
+    pub(crate) fn carries(self, event: &str) -> bool {
+        match event.split('|').next().unwrap_or(event) {
+            "metadata" | "error" | "end" => true,
+            "messages" => self.messages.tuple,
+            "messages/partial" | "messages/complete" | "messages/metadata" => self.messages.partial,
+            "events" => self.events,
+            other => self.wants_named(other),
+        }
+    }
 }
 
 /// The graph's stream mode a wire mode name stands for, for the modes that are one

@@ -12,6 +12,7 @@ use futures::Stream;
 
 use crate::app::App;
 use crate::db::EventRow;
+use crate::events::Modes;
 
 /// How long a quiet stream waits before checking the run's status itself.
 const RECHECK: Duration = Duration::from_secs(1);
@@ -34,6 +35,8 @@ struct Tail {
     waker: std::sync::Arc<tokio::sync::Notify>,
     done: bool,
     detach: Detach,
+    /// The modes a join asked for (all the run's when `None`).
+    modes: Option<Modes>,
 }
 
 impl Drop for Tail {
@@ -75,7 +78,10 @@ impl Tail {
                 if e.event == "end" {
                     self.done = true;
                 }
-                return Some(e);
+                if self.modes.is_none_or(|m| m.carries(&e.event)) {
+                    return Some(e);
+                }
+                continue;
             }
             if self.done {
                 return None;
@@ -152,6 +158,7 @@ pub(crate) fn tail(
     run_id: String,
     after: i64,
     detach: Detach,
+    modes: Option<Modes>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let waker = app.hub.run_waker(&run_id);
     let tail = Tail {
@@ -163,6 +170,7 @@ pub(crate) fn tail(
         waker,
         done: false,
         detach,
+        modes,
     };
     let stream = futures::stream::unfold(tail, |mut tail| async move {
         let row = tail.next().await?;

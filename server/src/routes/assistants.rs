@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 use stategraph::{GraphShape, ShapeNodeKind};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{Body, page};
+use super::{Body, Params, page};
 use crate::app::App;
 use crate::error::{ApiError, Refusals};
 use crate::wire::{
@@ -70,16 +71,25 @@ fn matching<'a>(app: &'a App, q: &AssistantSearch) -> Vec<&'a crate::app::Assist
 async fn search(
     State(app): State<Arc<App>>,
     Body(mut q): Body<AssistantSearch>,
-) -> Result<Json<Vec<Value>>, ApiError> {
+) -> Result<Response, ApiError> {
     let select = check_select(q.select.take(), ASSISTANT_FIELDS, "$.select")?;
     let (limit, offset) = page(q.limit, q.offset, 10);
-    let list: Vec<Value> = matching(&app, &q)
-        .into_iter()
+    let found = matching(&app, &q);
+    let list: Vec<Value> = found
+        .iter()
         .skip(offset)
         .take(limit)
         .map(|a| pick(&a.wire(), select.as_deref()))
         .collect();
-    Ok(Json(list))
+    let mut response = Json(list).into_response();
+    // The next page's offset, which the SDKs read for `response_format="object"`.
+    let next = offset.saturating_add(limit);
+    if next < found.len() {
+        response
+            .headers_mut()
+            .insert("x-pagination-next", axum::http::HeaderValue::from(next));
+    }
+    Ok(response)
 }
 
 /// How many assistants match a filter.
@@ -99,8 +109,10 @@ async fn one(
     Ok(Json(app.assistant(&id)?.wire()))
 }
 
-/// The shape in LangGraph's drawable form; a subgraph node carries its child's.
-fn drawable(shape: &GraphShape) -> GraphDrawing {
+/// The shape in LangGraph's drawable form; with `depth` left, a subgraph node
+/// carries its child's (`None`: every level).
+fn drawable(shape: &GraphShape, depth: Option<usize>) -> GraphDrawing {
+    let deeper = depth.map(|d| d.saturating_sub(1));
     let nodes = shape
         .nodes
         .iter()
@@ -115,7 +127,11 @@ fn drawable(shape: &GraphShape) -> GraphDrawing {
             metadata: n
                 .deferred
                 .then(|| Value::Object(Map::from_iter([("defer".into(), Value::Bool(true))]))),
-            subgraph: n.subgraph.as_ref().map(|child| Box::new(drawable(child))),
+            subgraph: n
+                .subgraph
+                .as_ref()
+                .filter(|_| depth != Some(0))
+                .map(|child| Box::new(drawable(child, deeper))),
         })
         .collect();
     let edges = shape
@@ -135,15 +151,41 @@ fn drawable(shape: &GraphShape) -> GraphDrawing {
     }
 }
 
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct GraphParams {
+    /// Draw subgraphs inside their nodes: `true` every level, a number that many
+    /// levels, `false` (the default) none.
+    #[param(value_type = Option<String>)]
+    #[serde(default)]
+    xray: Option<String>,
+}
+
+/// How many levels of subgraphs `xray` asks for (`None`: all).
+fn xray_depth(xray: Option<&str>) -> Result<Option<usize>, ApiError> {
+    match xray {
+        None | Some("false" | "False") => Ok(Some(0)),
+        Some("true" | "True") => Ok(None),
+        Some(n) => n.parse().map(Some).map_err(|_| {
+            ApiError::invalid(
+                "query.xray",
+                format!("expected true, false or a number of levels, not `{n}`"),
+            )
+        }),
+    }
+}
+
 /// The assistant's graph, drawable.
 #[utoipa::path(get, path = "/assistants/{assistant_id}/graph", tag = "assistants",
-    params(AssistantPath),
+    params(AssistantPath, GraphParams),
     responses((status = 200, description = "Its nodes and edges.", body = GraphDrawing), Refusals))]
 async fn graph(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
+    Params(p): Params<GraphParams>,
 ) -> Result<Json<GraphDrawing>, ApiError> {
-    Ok(Json(drawable(&app.assistant(&id)?.graph.shape())))
+    let depth = xray_depth(p.xray.as_deref())?;
+    Ok(Json(drawable(&app.assistant(&id)?.graph.shape(), depth)))
 }
 
 /// The JSON Schemas of the assistant's input, output, state and context.

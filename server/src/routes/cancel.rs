@@ -64,8 +64,9 @@ pub(super) struct CancelMany {
     status: Option<String>,
 }
 
-/// `POST /runs/cancel`: cancels the named runs, or a thread's active runs (`status`:
-/// `pending`, `running` or `all`).
+/// Cancels the named runs, or a thread's active runs.
+///
+/// By `status`: `pending`, `running` or `all`.
 #[utoipa::path(post, path = "/runs/cancel", tag = "runs", params(CancelParams),
     request_body = CancelMany,
     responses((status = 202, description = "Asked to stop."), (status = 204, description = "Stopped (`wait`)."), Refusals))]

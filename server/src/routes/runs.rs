@@ -18,6 +18,7 @@ use super::{Body, Params, page};
 use crate::app::App;
 use crate::db::{NewRun, RunRow, RunStatus};
 use crate::error::{ApiError, Refusals};
+use crate::events::Modes;
 use crate::hub::Notice;
 use crate::lifecycle::{Detach, delete_after, tail, wait_for};
 use crate::wire::{
@@ -156,6 +157,7 @@ async fn start_stream(
             row.run_id.clone(),
             0,
             detach,
+            None,
         );
         Ok::<_, ApiError>(located_stream(&row, stream))
     });
@@ -313,29 +315,32 @@ struct JoinStreamParams {
 
 /// A run's events from `Last-Event-ID` (`-1`: from the first), until its end.
 #[utoipa::path(get, path = "/threads/{thread_id}/runs/{run_id}/stream", tag = "runs",
-    params(RunPath, JoinStreamParams, ("Last-Event-ID" = Option<String>, Header, description = "The id of the last event received.")),
+    params(RunPath, JoinStreamParams, ("stream_mode" = Option<Vec<String>>, Query, description = "Only these modes' events, once per mode."), ("Last-Event-ID" = Option<String>, Header, description = "The id of the last event received.")),
     responses((status = 200, description = "Server-sent events: `metadata`, one event per stream mode, `end`.", content_type = "text/event-stream", body = String), Refusals))]
 async fn join_stream(
     State(app): State<Arc<App>>,
     Path((id, run_id)): Path<(String, String)>,
     Params(p): Params<JoinStreamParams>,
+    RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     run_of(&app, &id, &run_id).await?;
-    stream_of(app, id, run_id, &p, &headers)
+    stream_of(app, id, run_id, &p, query.as_deref(), &headers)
 }
 
-/// `GET /runs/{run_id}/stream`: a run's stream found by its id alone (the JS SDK's
-/// `joinStream` without a thread).
 /// A run's events, found by its id alone.
+///
+/// What the JS SDK's `joinStream` calls without a thread.
 #[utoipa::path(get, path = "/runs/{run_id}/stream", tag = "runs",
     params(("run_id" = String, Path, description = "The run's id."), JoinStreamParams,
+        ("stream_mode" = Option<Vec<String>>, Query, description = "Only these modes' events, once per mode."),
         ("Last-Event-ID" = Option<String>, Header, description = "The id of the last event received.")),
     responses((status = 200, description = "Server-sent events: `metadata`, one event per stream mode, `end`.", content_type = "text/event-stream", body = String), Refusals))]
 async fn join_stream_by_run(
     State(app): State<Arc<App>>,
     Path(run_id): Path<String>,
     Params(p): Params<JoinStreamParams>,
+    RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let run = app
@@ -343,7 +348,7 @@ async fn join_stream_by_run(
         .get_run(None, run_id.clone())
         .await?
         .ok_or_else(|| ApiError::not_found(format!("run {run_id}")))?;
-    stream_of(app, run.thread_id, run_id, &p, &headers)
+    stream_of(app, run.thread_id, run_id, &p, query.as_deref(), &headers)
 }
 
 /// The stream of run `run_id` of `thread_id` from the `Last-Event-ID` it names.
@@ -352,8 +357,20 @@ fn stream_of(
     thread_id: String,
     run_id: String,
     p: &JoinStreamParams,
+    query: Option<&str>,
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
+    // `stream_mode`, once per mode: only those modes' events (all without it).
+    let asked: Vec<Value> = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        // The SDKs send `stream_mode=` (empty) when none was given.
+        .filter(|(k, v)| k == "stream_mode" && !v.is_empty())
+        .map(|(_, v)| Value::String(v.into_owned()))
+        .collect();
+    let modes = if asked.is_empty() {
+        None
+    } else {
+        Some(Modes::parse(Some(&Value::Array(asked)), true)?)
+    };
     let after = match headers
         .get("last-event-id")
         .map(|v| v.to_str().map(str::parse::<i64>))
@@ -372,10 +389,9 @@ fn stream_of(
         cancel: p.cancel_on_disconnect.unwrap_or(false),
         delete_thread: false,
     };
-    Ok(tail(app, thread_id, run_id, after, detach).into_response())
+    Ok(tail(app, thread_id, run_id, after, detach, modes).into_response())
 }
 
-/// `POST /runs/batch`: several stateless background runs at once, all or none.
 /// Queues several stateless background runs, all or none.
 #[utoipa::path(post, path = "/runs/batch", tag = "runs", request_body = Vec<RunCreate>,
     responses((status = 200, description = "The queued runs.", body = Vec<Run>), Refusals))]

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use stategraph::checkpoint::ListOptions;
@@ -80,28 +80,89 @@ struct StateParams {
     subgraphs: Option<bool>,
 }
 
+/// `select` of a state read, once per field.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+struct SelectParam {
+    /// A field of the state, or `values.<channel>` for one channel of its values.
+    select: Option<Vec<String>>,
+}
+
+/// `select` of a state read: fields of `ThreadState`, or `values.<channel>`.
+fn select_state(state: &ThreadState, select: &[String], at: &str) -> Result<Value, ApiError> {
+    let whole = pick(state, None);
+    if select.is_empty() {
+        return Ok(whole);
+    }
+    let mut out = Map::new();
+    let mut values = Map::new();
+    for field in select {
+        if let Some(channel) = field.strip_prefix("values.") {
+            if let Some(v) = whole["values"].get(channel) {
+                values.insert(channel.to_string(), v.clone());
+            }
+        } else if STATE_FIELDS.contains(&field.as_str()) {
+            out.insert(field.clone(), whole[field.as_str()].clone());
+        } else {
+            return Err(ApiError::invalid(
+                at,
+                format!(
+                    "unknown field `{field}`; fields: {}, or values.<channel>",
+                    STATE_FIELDS.join(", ")
+                ),
+            ));
+        }
+    }
+    if !values.is_empty() && !out.contains_key("values") {
+        out.insert("values".into(), Value::Object(values));
+    }
+    Ok(Value::Object(out))
+}
+
+/// The `select` fields of a query string (`?select=a&select=b`).
+fn selected(query: Option<&str>) -> Vec<String> {
+    form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .filter(|(k, _)| k == "select")
+        .map(|(_, v)| v.into_owned())
+        .collect()
+}
+
 /// The thread's state now.
 #[utoipa::path(get, path = "/threads/{thread_id}/state", tag = "state",
-    params(ThreadPath, StateParams),
-    responses((status = 200, description = "The state.", body = ThreadState), Refusals))]
+    params(ThreadPath, StateParams, SelectParam),
+    responses((status = 200, description = "The state (the `select`ed fields).", body = ThreadState), Refusals))]
 async fn state(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     Params(p): Params<StateParams>,
-) -> Result<Json<ThreadState>, ApiError> {
-    read_state(&app, &id, None, p.subgraphs.unwrap_or(false)).await
+    RawQuery(query): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let Json(state) = read_state(&app, &id, None, p.subgraphs.unwrap_or(false)).await?;
+    Ok(Json(select_state(
+        &state,
+        &selected(query.as_deref()),
+        "query.select",
+    )?))
 }
 
 /// The thread's state at a checkpoint.
 #[utoipa::path(get, path = "/threads/{thread_id}/state/{checkpoint_id}", tag = "state",
-    params(ThreadPath, ("checkpoint_id" = String, Path, description = "The checkpoint's id."), StateParams),
-    responses((status = 200, description = "The state.", body = ThreadState), Refusals))]
+    params(ThreadPath, ("checkpoint_id" = String, Path, description = "The checkpoint's id."), StateParams, SelectParam),
+    responses((status = 200, description = "The state (the `select`ed fields).", body = ThreadState), Refusals))]
 async fn state_at(
     State(app): State<Arc<App>>,
     Path((id, checkpoint_id)): Path<(String, String)>,
     Params(p): Params<StateParams>,
-) -> Result<Json<ThreadState>, ApiError> {
-    read_state(&app, &id, Some(checkpoint_id), p.subgraphs.unwrap_or(false)).await
+    RawQuery(query): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let subgraphs = p.subgraphs.unwrap_or(false);
+    let Json(state) = read_state(&app, &id, Some(checkpoint_id), subgraphs).await?;
+    Ok(Json(select_state(
+        &state,
+        &selected(query.as_deref()),
+        "query.select",
+    )?))
 }
 
 /// `POST /threads/{id}/state/checkpoint`.
@@ -112,6 +173,9 @@ struct StateAt {
     checkpoint: Option<crate::wire::CheckpointRef>,
     #[serde(default)]
     subgraphs: Option<bool>,
+    /// The fields to return: fields of the state, or `values.<channel>`.
+    #[serde(default)]
+    select: Option<Vec<String>>,
 }
 
 /// The thread's state at the checkpoint named in the body.
@@ -122,9 +186,11 @@ async fn state_at_body(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     Body(req): Body<StateAt>,
-) -> Result<Json<ThreadState>, ApiError> {
+) -> Result<Json<Value>, ApiError> {
     let checkpoint = crate::wire::checkpoint_id(None, req.checkpoint.as_ref());
-    read_state(&app, &id, checkpoint, req.subgraphs.unwrap_or(false)).await
+    let Json(state) = read_state(&app, &id, checkpoint, req.subgraphs.unwrap_or(false)).await?;
+    let select = req.select.unwrap_or_default();
+    Ok(Json(select_state(&state, &select, "$.select")?))
 }
 
 /// Writes values into the thread's state, as a node or as input, at a checkpoint.

@@ -125,8 +125,9 @@ struct ItemRef {
     refresh_ttl: Option<bool>,
 }
 
-/// The item, or `null` when there is none (as LangGraph Platform answers: its
-/// clients test for `None`).
+/// An item, or `null` when there is none.
+///
+/// As LangGraph Platform answers: its clients test for `None`.
 #[utoipa::path(get, path = "/store/items", tag = "store", params(ItemRef),
     responses((status = 200, description = "The item, or `null`.", body = Option<Item>), Refusals))]
 async fn get_item(

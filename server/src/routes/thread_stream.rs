@@ -52,7 +52,7 @@ impl Modes {
             if key != "stream_mode" && key != "stream_modes" {
                 continue;
             }
-            for mode in value.split(',').map(str::trim) {
+            for mode in value.split(',').map(str::trim).filter(|m| !m.is_empty()) {
                 any = true;
                 match mode {
                     "run_modes" => modes.runs = true,
@@ -494,6 +494,7 @@ mod tests {
         let m = Modes::parse(Some("stream_modes=run_modes,state_update")).ok();
         assert!(m.is_some_and(|m| m.runs && m.state_updates && !m.lifecycle));
         assert!(Modes::parse(None).is_ok_and(|m| m.runs && !m.lifecycle));
+        assert!(Modes::parse(Some("stream_mode=")).is_ok_and(|m| m.runs && !m.lifecycle));
         assert!(Modes::parse(Some("stream_mode=values")).is_err());
     }
 }

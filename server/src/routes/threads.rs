@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{Body, page};
+use super::{Body, Params, page};
 use crate::app::App;
 use crate::db::{ThreadOrder, ThreadQuery, ThreadRow, ThreadStatus};
 use crate::error::{ApiError, Refusals};
@@ -109,8 +110,9 @@ fn query_of(req: ThreadSearch) -> Result<ThreadQuery, ApiError> {
 /// At most this many `extract` paths per search, as LangGraph Platform allows.
 const MAX_EXTRACT: usize = 10;
 
-/// Threads matching a filter, sorted and paged; `select` picks fields, `extract`
-/// adds values at paths.
+/// Threads matching a filter, sorted and paged.
+///
+/// `select` picks fields; `extract` adds values found at paths.
 #[utoipa::path(post, path = "/threads/search", tag = "threads", request_body = ThreadSearch,
     responses((status = 200, description = "The threads.", body = Vec<Thread>), Refusals))]
 async fn search(
@@ -171,24 +173,35 @@ async fn count(
 }
 
 /// A thread.
-#[utoipa::path(get, path = "/threads/{thread_id}", tag = "threads", params(ThreadPath),
+#[utoipa::path(get, path = "/threads/{thread_id}", tag = "threads", params(ThreadPath, GetParams),
     responses((status = 200, description = "The thread.", body = Thread), Refusals))]
 async fn one(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
+    Params(p): Params<GetParams>,
 ) -> Result<Json<Thread>, ApiError> {
+    if let Some(include) = p.include.filter(|i| !i.is_empty()) {
+        return Err(ApiError::invalid(
+            "query.include",
+            format!(
+                "`{include}` is not served: threads here carry no fields beyond the default ones"
+            ),
+        ));
+    }
     Ok(Json(Thread::from(&thread(&app, &id).await?)))
 }
 
 /// Merges metadata into a thread's.
-#[utoipa::path(patch, path = "/threads/{thread_id}", tag = "threads", params(ThreadPath),
+#[utoipa::path(patch, path = "/threads/{thread_id}", tag = "threads",
+    params(ThreadPath, ("Prefer" = Option<String>, Header, description = "`return=minimal`: answer 204 without the thread.")),
     request_body = ThreadPatch,
-    responses((status = 200, description = "The thread.", body = Thread), Refusals))]
+    responses((status = 200, description = "The thread.", body = Thread), (status = 204, description = "Patched (`Prefer: return=minimal`)."), Refusals))]
 async fn patch(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     Body(req): Body<ThreadPatch>,
-) -> Result<Json<Thread>, ApiError> {
+) -> Result<Response, ApiError> {
     if req.ttl.as_ref().is_some_and(|v| !v.is_null()) {
         return Err(ApiError::invalid(
             "$.ttl",
@@ -200,7 +213,17 @@ async fn patch(
         .patch_thread(id.clone(), req.metadata.unwrap_or_default())
         .await?
         .ok_or_else(|| ApiError::not_found(format!("thread {id}")))?;
-    Ok(Json(Thread::from(&row)))
+    // `Prefer: return=minimal` (the SDKs' `return_minimal`): no body.
+    let minimal = headers
+        .get_all("prefer")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim().eq_ignore_ascii_case("return=minimal"));
+    if minimal {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    Ok(Json(Thread::from(&row)).into_response())
 }
 
 /// Deletes a thread with its runs and checkpoints (a 409 while a run is active).
@@ -254,6 +277,15 @@ async fn copy(
         )
         .await?;
     Ok(Json(Thread::from(&thread(&app, &new_id).await?)))
+}
+
+/// `GET /threads/{id}` options.
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct GetParams {
+    /// Extra fields (`ttl`): none are served, so any is a 422.
+    #[serde(default)]
+    include: Option<String>,
 }
 
 /// A thread named in the path.

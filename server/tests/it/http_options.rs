@@ -264,3 +264,133 @@ async fn bad_run_options_are_422s_naming_the_field_and_queue_nothing() {
         .await;
     assert_eq!(s, 200, "{run}");
 }
+
+#[tokio::test]
+async fn read_options_the_sdks_send_are_honoured_or_refused_by_name() {
+    let h = Harness::start().await;
+    // `xray`: subgraphs drawn inside their nodes, to the depth asked.
+    let inner = |g: &Value| {
+        g["nodes"]
+            .as_array()
+            .and_then(|n| n.iter().find(|n| n["id"] == "inner"))
+            .cloned()
+            .expect("the subgraph node")
+    };
+    for (query, drawn) in [
+        ("", false),
+        ("?xray=false", false),
+        ("?xray=0", false),
+        ("?xray=true", true),
+        ("?xray=1", true),
+    ] {
+        let (s, g) = h.get(&format!("/assistants/nested/graph{query}")).await;
+        assert_eq!(s, 200, "{g}");
+        assert_eq!(
+            inner(&g)["subgraph"]["nodes"].is_array(),
+            drawn,
+            "{query}: {g}"
+        );
+    }
+    let (s, err) = h.get("/assistants/nested/graph?xray=maybe").await;
+    assert_eq!(s, 422, "{err}");
+    assert!(err.to_string().contains("query.xray"), "{err}");
+
+    // Assistant search pages name the next one.
+    let r = h
+        .http
+        .post(h.url("/assistants/search"))
+        .json(&json!({ "limit": 2 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-pagination-next"], "2");
+    let r = h
+        .http
+        .post(h.url("/assistants/search"))
+        .json(&json!({ "limit": 2, "offset": 3 }))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.headers().get("x-pagination-next").is_none());
+
+    // `include` asks for fields not served; `Prefer: return=minimal` answers bare.
+    let t = h.thread().await;
+    let (s, err) = h.get(&format!("/threads/{t}?include=ttl")).await;
+    assert_eq!(s, 422, "{err}");
+    assert!(err.to_string().contains("query.include"), "{err}");
+    let r = h
+        .http
+        .patch(h.url(&format!("/threads/{t}")))
+        .header("prefer", "return=minimal")
+        .json(&json!({ "metadata": { "tag": "quiet" } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    assert!(r.text().await.unwrap().is_empty());
+    assert_eq!(
+        h.get(&format!("/threads/{t}")).await.1["metadata"]["tag"],
+        "quiet"
+    );
+
+    // `select` of a state: its fields, or one channel of its values.
+    let run = h.finished_job(&t).await;
+    let (s, picked) = h
+        .get(&format!("/threads/{t}/state?select=values.log&select=next"))
+        .await;
+    assert_eq!(s, 200, "{picked}");
+    assert_eq!(
+        picked,
+        json!({ "next": [], "values": { "log": ["first", "second"] } })
+    );
+    let (s, err) = h.get(&format!("/threads/{t}/state?select=colour")).await;
+    assert_eq!(s, 422, "{err}");
+    assert!(err.to_string().contains("query.select"), "{err}");
+    let (_, whole) = h.get(&format!("/threads/{t}/state")).await;
+    let (s, at) = h
+        .post(
+            &format!("/threads/{t}/state/checkpoint"),
+            json!({ "checkpoint": whole["checkpoint"], "select": ["checkpoint"] }),
+        )
+        .await;
+    assert_eq!(s, 200, "{at}");
+    assert_eq!(at, json!({ "checkpoint": whole["checkpoint"] }));
+
+    // A join's `stream_mode`: only those modes' events.
+    let t2 = h.thread().await;
+    let r2 = h
+        .background(&t2, json!({ "assistant_id": "job", "input": {}, "stream_mode": ["values", "updates", "custom"] }))
+        .await;
+    h.join(&t2, &r2).await;
+    let all = joined(&h, &t2, &r2, "").await;
+    // An empty `stream_mode` (what the SDKs send for none) is every mode.
+    assert_eq!(joined(&h, &t2, &r2, "?stream_mode=").await, all);
+    assert!(all.contains(&"values".to_string()) && all.contains(&"custom".to_string()));
+    let updates = joined(&h, &t2, &r2, "?stream_mode=updates&stream_mode=custom").await;
+    let wanted: Vec<String> = all
+        .iter()
+        .filter(|e| ["metadata", "updates", "custom", "end"].contains(&e.as_str()))
+        .cloned()
+        .collect();
+    assert_eq!(updates, wanted, "all: {all:?}");
+    assert!(wanted.len() >= 5 && wanted.len() < all.len(), "{all:?}");
+    let (s, err) = h
+        .get(&format!(
+            "/threads/{t2}/runs/{r2}/stream?stream_mode=colour"
+        ))
+        .await;
+    assert_eq!(s, 422, "{err}");
+    assert!(err.to_string().contains("stream_mode"), "{err}");
+    let _ = run;
+}
+
+/// The events of a run's stream joined with `query`.
+async fn joined(h: &Harness, t: &str, r: &str, query: &str) -> Vec<String> {
+    let url = h.url(&format!("/threads/{t}/runs/{r}/stream{query}"));
+    let response = h.http.get(url).send().await.unwrap();
+    h.sse(response)
+        .await
+        .into_iter()
+        .map(|(e, _, _)| e)
+        .collect()
+}

@@ -524,13 +524,18 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
     pending.append(check("runs.join_stream follows a running run to its end", join_stream))
 
     async def join_stream_modes():
+        # The run streams values and updates; a join asking for updates gets those alone.
         thread = await new_thread(client, "join-stream-modes")
-        run = await client.runs.create(thread, aid, input={"topic": TOPIC}, stream_mode=["updates"])
+        run = await client.runs.create(thread, aid, input={"topic": TOPIC}, stream_mode=["values", "updates"])
         parts = []
         async for part in client.runs.join_stream(thread, run["run_id"], stream_mode=["updates"]):
             parts.append(part)
         nodes = [key for p in parts if p.event == "updates" for key in p.data]
         expect("review" in nodes, f"joined updates came from {nodes}")
+        others = {p.event for p in parts} - {"metadata", "updates", "end"}
+        expect(not others, f"a join for updates also sent {others}")
+        every = [p.event async for p in client.runs.join_stream(thread, run["run_id"], last_event_id="-1")]
+        expect("values" in every, f"the run's own stream: {sorted(set(every))}")
 
     pending.append(check("runs.join_stream with stream_mode", join_stream_modes))
 
@@ -763,6 +768,30 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
 
     if STATEGRAPH:
         pending.append(check("threads.join_stream: runs in order, the state update, resumed after an event", thread_join_stream))
+
+    async def read_options():
+        # Options of reads the SDK sends as query strings and headers: honoured, or a 422.
+        flat = await client.assistants.get_graph(aid)
+        deep = await client.assistants.get_graph(aid, xray=True)
+        expect(not any("subgraph" in n for n in flat["nodes"]), f"xray=False drew subgraphs: {short(flat)}")
+        expect({n["id"] for n in deep["nodes"]} == {n["id"] for n in flat["nodes"]}, "xray changed the nodes")
+        page = await client.assistants.search(limit=1, response_format="object")
+        expect(len(page["assistants"]) == 1 and page["next"] == "1", f"search page: {short(page)}")
+        last = await client.assistants.search(limit=1, offset=10, response_format="object")
+        expect(last["next"] is None, f"past the end: {short(last)}")
+        thread = await new_thread(client, "read-options")
+        await expect_status(lambda: client.threads.get(thread, include=["ttl"]), {422}, "threads.get(include=['ttl'])")
+        quiet = await client.threads.update(thread, metadata={"quiet": True}, return_minimal=True)
+        expect(quiet is None, f"return_minimal answered {short(quiet)}")
+        got = await client.threads.get(thread)
+        expect(got["metadata"].get("quiet") is True, f"metadata after update: {short(got['metadata'])}")
+        await client.runs.wait(thread, aid, input={"topic": TOPIC})
+        picked = await client.threads.get_state(thread, select=["values.topic", "next"])
+        expect(set(picked) == {"values", "next"} and set(picked["values"]) == {"topic"}, f"select: {short(picked)}")
+        await expect_status(lambda: client.threads.get_state(thread, select=["colour"]), {422}, "get_state(select=['colour'])")
+
+    if STATEGRAPH:
+        pending.append(check("reads: xray, search pages, include, return_minimal, get_state select", read_options))
 
     async def if_not_exists():
         thread = str(uuid.uuid4())
