@@ -677,6 +677,99 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
     if STATEGRAPH:  # LangGraph accepts unknown config fields
         pending.append(check("run options: durability, recursion_limit; an unknown config field is a 422", run_options))
 
+    async def listing_options():
+        # Searches, counts and lists with the options a UI sends, effects asserted.
+        every = await client.assistants.search()
+        desc = await client.assistants.search(sort_by="graph_id", sort_order="desc", select=["graph_id"])
+        expect([a["graph_id"] for a in desc] == sorted((a["graph_id"] for a in every), reverse=True), f"sorted desc: {short(desc)}")
+        expect(all(set(a) == {"graph_id"} for a in desc), f"select graph_id: {short(desc)}")
+        counted = await client.assistants.count(metadata={"created_by": "system"})
+        expect(counted == len(every), f"count by metadata: {counted} of {len(every)}")
+        expect(await client.assistants.count(metadata={"created_by": "nobody"}) == 0, "count of no match")
+        thread = await new_thread(client, "listing")
+        values = await client.runs.wait(thread, aid, input={"topic": TOPIC})
+        expect(await client.threads.count(values={"topic": TOPIC}) >= 1, "threads.count by values")
+        found = await client.threads.search(
+            ids=[thread], sort_by="created_at", sort_order="asc", select=["thread_id", "status"],
+            extract={"topic": "values.topic"},
+        )
+        expect(len(found) == 1 and set(found[0]) == {"thread_id", "status", "extracted"}, f"search select: {short(found)}")
+        expect(found[0]["extracted"] == {"topic": values["topic"]}, f"extracted: {short(found[0])}")
+        history = await client.threads.get_history(thread, limit=100)
+        older = await client.threads.get_history(thread, limit=2, before=history[1]["checkpoint"])
+        expect([h["checkpoint"]["checkpoint_id"] for h in older] == [h["checkpoint"]["checkpoint_id"] for h in history[2:4]], "history before")
+        inputs = await client.threads.get_history(thread, metadata={"source": "input"})
+        expect(inputs and all(h["metadata"]["source"] == "input" for h in inputs), f"history by metadata: {short(inputs)}")
+        one = await client.threads.get_history(thread, checkpoint={"checkpoint_id": history[2]["checkpoint"]["checkpoint_id"]})
+        expect(len(one) == 1 and one[0]["checkpoint"] == history[2]["checkpoint"], f"history at a checkpoint: {short(one)}")
+        at = await client.threads.get_state(thread, checkpoint=history[2]["checkpoint"])
+        expect(at["checkpoint"] == history[2]["checkpoint"], f"state at a checkpoint: {short(at['checkpoint'])}")
+        runs = await client.runs.list(thread, status="success", select=["run_id", "status"])
+        expect(len(runs) == 1 and set(runs[0]) == {"run_id", "status"}, f"runs.list status/select: {short(runs)}")
+        expect(await client.runs.list(thread, status="error") == [], "runs.list status=error")
+
+    if STATEGRAPH:
+        pending.append(check("listing options: sort, select, extract, count filters, history before/metadata/checkpoint, runs.list", listing_options))
+
+    async def run_shapes():
+        # Where a run stops and how it is stopped.
+        thread = await new_thread(client, "interrupt-after")
+        await client.runs.wait(thread, aid, input={"topic": TOPIC}, interrupt_after=["plan"])
+        paused = await client.threads.get_state(thread)
+        expect(paused["next"] and set(paused["next"]) == {"research"}, f"interrupt_after plan: next {paused['next']}")
+        thread = await new_thread(client, "checkpoint-during")
+        await client.runs.wait(thread, aid, input={"topic": TOPIC}, checkpoint_during=False)
+        expect(len(await client.threads.get_history(thread, limit=100)) == 1, "checkpoint_during=False saves once")
+        thread = await new_thread(client, "rollback")
+        doomed = await client.runs.create(thread, aid, input={"topic": TOPIC})
+        await wait_thread_busy(client, thread)
+        await client.runs.cancel(thread, doomed["run_id"], wait=True, action="rollback")
+        await expect_status(lambda: client.runs.get(thread, doomed["run_id"]), {404}, "a rolled-back run")
+        expect(await client.threads.get_history(thread) == [], "a rolled-back first run leaves no checkpoint")
+        thread = await new_thread(client, "cancel-pending")
+        running = await client.runs.create(thread, aid, input={"topic": TOPIC})
+        await wait_thread_busy(client, thread)
+        queued = [
+            await client.runs.create(thread, aid, input={"topic": TOPIC}, multitask_strategy="enqueue")
+            for _ in range(2)
+        ]
+        await client.runs.cancel_many(thread_id=thread, status="pending", action="interrupt")
+        states = [(await client.runs.get(thread, r["run_id"]))["status"] for r in queued]
+        expect(states == ["interrupted", "interrupted"], f"cancel_many status=pending: {states}")
+        done = await wait_run(client, thread, running["run_id"], {"success", "error", "interrupted"})
+        expect(done["status"] == "success", f"the running run: {done['status']}")
+        # A streamed run whose client goes away with on_disconnect="cancel" stops.
+        thread = await new_thread(client, "disconnect")
+        async for part in client.runs.stream(thread, aid, input={"topic": TOPIC}, stream_mode="custom", on_disconnect="cancel"):
+            if part.event == "custom":
+                break
+        runs = await client.runs.list(thread)
+        deadline = time.monotonic() + 10
+        while runs[0]["status"] in ("pending", "running") and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+            runs = await client.runs.list(thread)
+        expect(runs[0]["status"] == "interrupted", f"on_disconnect=cancel: {runs[0]['status']}")
+
+    if STATEGRAPH:
+        pending.append(check("run shapes: interrupt_after, checkpoint_during, rollback, cancel_many by status, on_disconnect", run_shapes))
+
+    async def store_options():
+        ns = ["sdk-options", str(uuid.uuid4())]
+        await client.store.put_item(ns, "plain", {"kind": "note", "text": "plain"}, index=False)
+        await client.store.put_item(ns + ["deep"], "brief", {"kind": "brief"}, ttl=5)
+        got = await client.store.get_item(ns + ["deep"], "brief", refresh_ttl=True)
+        expect(got and got["value"] == {"kind": "brief"}, f"get_item(refresh_ttl): {short(got)}")
+        notes = await client.store.search_items(ns, filter={"kind": "note"}, refresh_ttl=False)
+        expect([i["key"] for i in notes["items"]] == ["plain"], f"search filter: {short(notes)}")
+        await expect_status(lambda: client.store.search_items(ns, query="notes"), {422}, "a semantic query without an index")
+        shallow = await client.store.list_namespaces(prefix=ns, max_depth=2)
+        expect(shallow["namespaces"] == [ns], f"max_depth=2: {short(shallow)}")
+        deep = await client.store.list_namespaces(suffix=["deep"])
+        expect(ns + ["deep"] in deep["namespaces"], f"suffix: {short(deep)}")
+
+    if STATEGRAPH:
+        pending.append(check("store options: index, ttl, refresh_ttl, filter, query without index, max_depth, suffix", store_options))
+
     async def method_table():
         docs = (Path(__file__).resolve().parents[2] / "src" / "docs.md").read_text()
         listed = set(re.findall(r"^\| `(\w+\.\w+)` \|", docs, re.M))
