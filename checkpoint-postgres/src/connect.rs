@@ -8,30 +8,11 @@ use stategraph::checkpoint::{CheckpointError, SaverResult};
 
 use crate::error::{Failure, PostgresError, describe, within};
 use crate::lock::Locks;
-use crate::saver::{PostgresOptions, PostgresSaver};
+use crate::options::{PostgresOptions, redacted};
+use crate::saver::PostgresSaver;
 use crate::schema;
 use crate::session::SessionSource;
 use crate::tls::{self, Tls};
-
-/// `url` with the password (if any) replaced by `***`.
-pub(crate) fn redacted(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        return url.to_string();
-    };
-    let rest = &url[scheme_end..];
-    let Some(at) = rest.rfind('@') else {
-        return url.to_string();
-    };
-    match rest[..at].find(':') {
-        Some(colon) => format!(
-            "{}{}:***{}",
-            &url[..scheme_end],
-            &rest[..colon],
-            &rest[at..]
-        ),
-        None => url.to_string(),
-    }
-}
 
 /// Host, port, database and user of a connection config, for messages.
 pub(crate) fn describe_target(pg: &tokio_postgres::Config) -> String {

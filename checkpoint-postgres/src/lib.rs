@@ -176,12 +176,14 @@
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
+#![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 mod cache;
 mod connect;
 mod error;
 mod kv;
 mod lock;
+mod options;
 mod pool;
 mod probe;
 mod rows;
@@ -195,9 +197,10 @@ mod tls;
 
 pub use error::PostgresError;
 pub use kv::{PostgresStore, STORE_TABLE_VERSION};
+pub use options::PostgresOptions;
 pub use pool::{PostgresListener, connect_listener, connect_pool};
 pub use probe::{store_tables_exist, tables_exist};
-pub use saver::{PostgresOptions, PostgresSaver};
+pub use saver::PostgresSaver;
 pub use schema::TABLE_VERSION;
 
 /// The `deadpool-postgres` this crate is built with: build a pool for

@@ -27,8 +27,6 @@ use stategraph::checkpoint::{CheckpointError, SaverResult, ThreadLock};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{Failure, PostgresError};
-use crate::save::Save;
-use crate::saver::PostgresSaver;
 use crate::session::{Fence, Session, SessionSource};
 
 /// The advisory lock key of `thread_id` in `schema`: 64 bits of a hash, so distinct
@@ -309,22 +307,26 @@ impl Drop for Guard {
     }
 }
 
+/// Takes the lock of `thread_id` (in tables of `schema`), asking again every `poll`
+/// until `wait` has passed.
 pub(crate) async fn lock_thread(
-    saver: &PostgresSaver,
+    locks: &Locks,
+    schema: &str,
     thread_id: &str,
     wait: Duration,
+    poll: Duration,
 ) -> Result<ThreadLock, Failure> {
     if tokio::runtime::Handle::try_current().is_err() {
         return Err(PostgresError::NoRuntime.into());
     }
-    let key = lock_key(&saver.schema, thread_id);
+    let key = lock_key(schema, thread_id);
     let fences = format!(
         "\"{}\".stategraph_thread_locks",
-        saver.schema.replace('"', "\"\"")
+        schema.replace('"', "\"\"")
     );
     let started = Instant::now();
     loop {
-        let queue = saver.locks.queue()?;
+        let queue = locks.queue()?;
         let (reply, answer) = oneshot::channel();
         let stopped = || {
             Failure::from(PostgresError::LockService {
@@ -332,7 +334,7 @@ pub(crate) async fn lock_thread(
             })
         };
         let token = {
-            let mut t = lock_table(&saver.locks.table);
+            let mut t = lock_table(&locks.table);
             t.next_token += 1;
             t.next_token
         };
@@ -366,48 +368,47 @@ pub(crate) async fn lock_thread(
             }
             .into());
         }
-        tokio::time::sleep(saver.options.lock_poll.min(wait - waited)).await;
+        tokio::time::sleep(poll.min(wait - waited)).await;
     }
 }
 
+/// [`lock_thread`] for the saver's `lock_thread`.
 pub(crate) async fn lock(
-    saver: &PostgresSaver,
+    locks: &Locks,
+    schema: &str,
     thread_id: &str,
     wait: Duration,
+    poll: Duration,
 ) -> SaverResult<ThreadLock> {
-    lock_thread(saver, thread_id, wait)
+    lock_thread(locks, schema, thread_id, wait, poll)
         .await
         .map_err(|f| f.during("lock_thread"))
 }
 
-/// Before a save of `thread_id`: when this process holds the thread, fails if its lock
-/// was lost, and otherwise adds to `save` the check that the thread's fence is still
-/// the one its lock wrote, run by the server in the save's transaction (see
-/// [`lost_on_server`]).
-pub(crate) fn plan_check(
-    saver: &PostgresSaver,
-    save: &mut Save,
+/// Before a save of `thread_id` (in tables of `schema`): when this process holds the
+/// thread, the lock and the fence its lock wrote, which the save checks is still the
+/// thread's, in its own transaction (see [`lost_on_server`]); an error when
+/// the lock was lost; `None` when this process does not hold the thread.
+pub(crate) fn held(
+    locks: &Locks,
+    schema: &str,
     thread_id: &str,
-) -> Result<(), Failure> {
-    let key = lock_key(&saver.schema, thread_id);
-    let t = lock_table(&saver.locks.table);
+) -> Result<Option<(Held, String)>, Failure> {
+    let key = lock_key(schema, thread_id);
+    let t = lock_table(&locks.table);
     match t.held.get(&key) {
-        None => Ok(()),
+        None => Ok(None),
         Some(Holder {
             lost: Some(reason), ..
         }) => Err(lost(thread_id, reason)),
-        Some(holder) => {
-            save.check_lock(
-                thread_id,
-                Held {
-                    key,
-                    token: holder.token,
-                    pid: holder.pid,
-                },
-                &holder.fence.id,
-            );
-            Ok(())
-        }
+        Some(holder) => Ok(Some((
+            Held {
+                key,
+                token: holder.token,
+                pid: holder.pid,
+            },
+            holder.fence.id.clone(),
+        ))),
     }
 }
 
@@ -430,8 +431,8 @@ pub(crate) struct Held {
 /// Taken, not read: until the save that gives the number reports the namespace's
 /// highest back ([`saw_seq`]), the next save finds it again. A save that fails, or
 /// whose caller stops waiting for it, may have been stored all the same.
-pub(crate) fn take_seq(saver: &PostgresSaver, held: Held, ns: &str) -> Option<i64> {
-    let mut t = lock_table(&saver.locks.table);
+pub(crate) fn take_seq(locks: &Locks, held: Held, ns: &str) -> Option<i64> {
+    let mut t = lock_table(&locks.table);
     let holder = t
         .held
         .get_mut(&held.key)
@@ -441,8 +442,8 @@ pub(crate) fn take_seq(saver: &PostgresSaver, held: Held, ns: &str) -> Option<i6
 
 /// After a save of a thread held as `held`: `seq`, which the save returned, is the
 /// highest of the thread's namespace `ns` (see [`crate::rows::Numbering`]).
-pub(crate) fn saw_seq(saver: &PostgresSaver, held: Held, ns: &str, seq: i64) {
-    let mut t = lock_table(&saver.locks.table);
+pub(crate) fn saw_seq(locks: &Locks, held: Held, ns: &str, seq: i64) {
+    let mut t = lock_table(&locks.table);
     if let Some(holder) = t.held.get_mut(&held.key).filter(|h| h.token == held.token) {
         let top = holder.seqs.entry(ns.to_string()).or_insert(seq);
         *top = (*top).max(seq);
@@ -451,8 +452,8 @@ pub(crate) fn saw_seq(saver: &PostgresSaver, held: Held, ns: &str, seq: i64) {
 
 /// Before a save that stores several checkpoints of a thread held as `held`: the
 /// highest `seq` of its namespaces is found again after it.
-pub(crate) fn forget_seqs(saver: &PostgresSaver, held: Held) {
-    let mut t = lock_table(&saver.locks.table);
+pub(crate) fn forget_seqs(locks: &Locks, held: Held) {
+    let mut t = lock_table(&locks.table);
     if let Some(holder) = t.held.get_mut(&held.key).filter(|h| h.token == held.token) {
         holder.seqs.clear();
     }
@@ -460,9 +461,9 @@ pub(crate) fn forget_seqs(saver: &PostgresSaver, held: Held) {
 
 /// The server found another fence on `thread_id` than its lock wrote: another process
 /// took the thread, so the lock session `pid` has ended, and every lock of it is lost.
-pub(crate) fn lost_on_server(saver: &PostgresSaver, thread_id: &str, pid: i32) -> Failure {
+pub(crate) fn lost_on_server(locks: &Locks, thread_id: &str, pid: i32) -> Failure {
     let reason = "another process has taken the thread since the lock session ended";
-    lock_table(&saver.locks.table).lose(pid, reason);
+    lock_table(&locks.table).lose(pid, reason);
     lost(thread_id, reason)
 }
 

@@ -9,7 +9,7 @@ use tokio_postgres::{AsyncMessage, Notification};
 
 use crate::connect::{OwnPool, parse, pooled_client};
 use crate::error::{Failure, within};
-use crate::saver::PostgresOptions;
+use crate::options::PostgresOptions;
 use crate::tls;
 
 /// A pool of connections to the database at `url`, connected as

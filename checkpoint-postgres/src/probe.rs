@@ -5,7 +5,7 @@ use stategraph::checkpoint::CheckpointError;
 
 use crate::connect::{describe_target, parse};
 use crate::error::{Failure, PostgresError, within};
-use crate::saver::PostgresOptions;
+use crate::options::PostgresOptions;
 use crate::tls;
 
 /// Whether the saver's tables exist in the database at `url` (in the options'

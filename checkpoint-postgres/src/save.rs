@@ -20,9 +20,8 @@ use stategraph::checkpoint::{Checkpoint, CheckpointConfig, CheckpointMetadata, P
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
-use crate::lock::{self, Held};
+use crate::lock::{self, Held, Locks};
 use crate::rows::{CheckpointRow, Numbering, Params, Rows, Sql, ThreadNs, ValueRow, WriteRow};
-use crate::saver::PostgresSaver;
 use crate::store::{Result, encode, version_param};
 
 /// The main query of a save holding threads: fails (division by zero) unless the
@@ -174,11 +173,11 @@ impl Save {
     }
 
     /// Runs the save on `client` in one transaction: all of it is stored, or none.
-    pub(crate) async fn run(self, saver: &PostgresSaver, client: &Client) -> Result<()> {
+    pub(crate) async fn run(self, locks: &Locks, client: &Client) -> Result<()> {
         let Save { checks, rows } = self;
         if rows.checkpoints() > 1 {
             for c in &checks {
-                lock::forget_seqs(saver, c.held);
+                lock::forget_seqs(locks, c.held);
             }
         }
         let held = |place: &ThreadNs| {
@@ -189,7 +188,7 @@ impl Save {
         };
         let statements = rows.into_statements(|place| match held(place) {
             None => Numbering::Server,
-            Some(held) => lock::take_seq(saver, held, &place.checkpoint_ns)
+            Some(held) => lock::take_seq(locks, held, &place.checkpoint_ns)
                 .map_or(Numbering::Find, Numbering::Given),
         });
         if statements.parts.is_empty() && checks.is_empty() {
@@ -239,10 +238,10 @@ impl Save {
         }
         let row = match stored {
             Ok(row) => row,
-            Err(e) => return Err(failed(saver, client, &checks, e).await),
+            Err(e) => return Err(failed(locks, client, &checks, e).await),
         };
         if let (Some((_, held, ns)), Some(Ok(seq))) = (seen, row.map(|r| r.try_get(1))) {
-            lock::saw_seq(saver, held, &ns, seq);
+            lock::saw_seq(locks, held, &ns, seq);
         }
         Ok(())
     }
@@ -280,7 +279,7 @@ fn compose(
 /// (of the first thread whose fence was replaced, if the server can still tell, else
 /// of the first checked).
 async fn failed(
-    saver: &PostgresSaver,
+    locks: &Locks,
     client: &Client,
     checks: &[Check],
     e: tokio_postgres::Error,
@@ -298,7 +297,7 @@ async fn failed(
         .and_then(|t| checks.iter().find(|c| c.thread_id == t))
         .or(checks.first());
     match lost {
-        Some(c) => lock::lost_on_server(saver, &c.thread_id, c.held.pid),
+        Some(c) => lock::lost_on_server(locks, &c.thread_id, c.held.pid),
         None => e.into(),
     }
 }

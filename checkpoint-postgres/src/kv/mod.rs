@@ -1,6 +1,7 @@
 //! `PostgresStore`: the long-term memory [`Store`] in a PostgreSQL database, shared
 //! by every process connected to it.
 
+mod rows;
 mod search;
 mod sql;
 
@@ -16,7 +17,7 @@ use stategraph::store::{IndexConfig, Store, StoreError, StoreOp, StoreOutput, Tt
 
 use crate::connect::{OwnPool, current_schema, pooled_client};
 use crate::error::{Failure, PostgresError};
-use crate::saver::PostgresOptions;
+use crate::options::PostgresOptions;
 use crate::schema;
 use crate::tls::SslMode;
 pub use sql::STORE_TABLE_VERSION;

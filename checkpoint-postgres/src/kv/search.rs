@@ -13,9 +13,9 @@ use std::time::SystemTime;
 use deadpool_postgres::Transaction;
 use stategraph::store::{self, SearchQuery};
 
-use super::plan::{self, Stored};
-use super::sql::{COLUMNS, get, nanos, params, read_item, under};
+use super::rows::{COLUMNS, get, nanos, params, read_item, under};
 use crate::error::Failure;
+use stategraph::store::backend::{self as plan, Stored};
 
 /// Rows fetched from the portal at a time by a newest-first search.
 const CHUNK: i32 = 256;
