@@ -98,6 +98,7 @@
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
+#![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 mod cache;
 mod error;
@@ -105,6 +106,7 @@ mod group;
 mod kv;
 mod lock;
 mod open;
+mod options;
 mod saver;
 mod schema;
 mod store;
@@ -112,5 +114,6 @@ mod threads;
 
 pub use error::SqliteError;
 pub use kv::{STORE_TABLE_VERSION, SqliteStore};
-pub use saver::{SqliteOptions, SqliteSaver, Synchronous};
+pub use options::{SqliteOptions, Synchronous};
+pub use saver::SqliteSaver;
 pub use schema::TABLE_VERSION;

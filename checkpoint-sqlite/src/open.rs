@@ -7,7 +7,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use crate::error::{Failure, SqliteError};
-use crate::saver::SqliteOptions;
+use crate::options::SqliteOptions;
 use crate::schema::{self, Tables};
 
 /// Runs `job` on tokio's blocking pool when inside a runtime, else inline.

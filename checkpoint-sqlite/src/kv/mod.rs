@@ -1,6 +1,7 @@
 //! `SqliteStore`: the long-term memory [`Store`] in a SQLite file, beside the
 //! checkpoints or in a file of its own.
 
+mod rows;
 mod search;
 mod sql;
 
@@ -17,7 +18,7 @@ use stategraph::store::{IndexConfig, Store, StoreError, StoreOp, StoreOutput, Tt
 
 use crate::error::Failure;
 use crate::open;
-use crate::saver::SqliteOptions;
+use crate::options::SqliteOptions;
 pub use sql::STORE_TABLE_VERSION;
 
 /// A [`Store`] (namespaced JSON items with filters, time-to-lives and semantic

@@ -15,9 +15,9 @@ use std::time::SystemTime;
 use rusqlite::{Connection, params_from_iter};
 use stategraph::store::{self, SearchQuery};
 
-use super::plan::{self, Stored};
-use super::sql::{COLUMNS, get, nanos, read_item, under};
+use super::rows::{COLUMNS, get, nanos, read_item, under};
 use crate::error::Failure;
+use stategraph::store::backend::{self as plan, Stored};
 
 /// The page of hits of `search` under `labels`, each with its score.
 pub(super) fn search(
