@@ -1,4 +1,5 @@
 #![doc = include_str!("../docs/tutorial.md")]
+#![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 pub mod model;
 pub mod react;

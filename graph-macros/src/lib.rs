@@ -1,5 +1,6 @@
 //! Procedural macros for stategraph. Use them through the `stategraph` crate, which
 //! re-exports them together with the runtime their expansions name.
+#![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 mod ast;
 mod attr;

@@ -16,7 +16,9 @@ use stategraph_sqlite::{SqliteSaver, SqliteStore};
 use tokio::sync::watch;
 
 use crate::app::{App, Assistant, Limits};
-use crate::db::{Db, PgDb, SqliteDb};
+use crate::db::Db;
+use crate::db::postgres::PgDb;
+use crate::db::sqlite::SqliteDb;
 use crate::error::ServerError;
 use crate::hub::Hub;
 use crate::served::{ContextSpec, Entry, Served, schemas_of};

@@ -55,10 +55,10 @@ mod wire;
 use std::fmt;
 use std::time::Duration;
 
-use stategraph::{BoxFuture, Message};
+use wire::Settings;
 
-use crate::model::{ChatModel, ChatRequest, ChunkStream, ModelError};
-use wire::{Settings, parse_completion, request_body};
+#[cfg(doc)]
+use crate::model::{ChatModel, ModelError};
 
 /// OpenAI's API, the base URL when none is given.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -241,24 +241,6 @@ impl fmt::Debug for OpenAiModel {
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
             .finish_non_exhaustive()
-    }
-}
-
-impl ChatModel for OpenAiModel {
-    fn invoke<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<Message, ModelError>> {
-        Box::pin(async move {
-            let body = request_body(&self.settings, request, false);
-            let response = self.send(&body, false).await?;
-            let text = response.text().await.map_err(|e| self.transport(&e))?;
-            parse_completion(&self.endpoint(), &text)
-        })
-    }
-
-    fn stream<'a>(&'a self, request: &'a ChatRequest) -> ChunkStream<'a> {
-        stream::stream(self, request)
     }
 }
 

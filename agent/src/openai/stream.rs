@@ -4,12 +4,12 @@
 use std::collections::VecDeque;
 
 use futures::StreamExt;
-use stategraph::MessageChunk;
+use stategraph::{BoxFuture, Message, MessageChunk};
 
 use super::OpenAiModel;
 use super::sse::{SseError, SseParser};
 use super::wire::{Decoder, excerpt, parse_completion, request_body};
-use crate::model::{ChatRequest, ChunkStream, ModelError, new_message_id};
+use crate::model::{ChatModel, ChatRequest, ChunkStream, ModelError, new_message_id};
 
 /// Where a streamed reply is.
 enum State {
@@ -153,5 +153,23 @@ fn not_sse(model: &OpenAiModel, e: SseError) -> ModelError {
     ModelError::Malformed {
         url: model.endpoint(),
         message,
+    }
+}
+
+impl ChatModel for OpenAiModel {
+    fn invoke<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<Message, ModelError>> {
+        Box::pin(async move {
+            let body = request_body(&self.settings, request, false);
+            let response = self.send(&body, false).await?;
+            let text = response.text().await.map_err(|e| self.transport(&e))?;
+            parse_completion(&self.endpoint(), &text)
+        })
+    }
+
+    fn stream<'a>(&'a self, request: &'a ChatRequest) -> ChunkStream<'a> {
+        stream(self, request)
     }
 }

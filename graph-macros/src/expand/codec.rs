@@ -7,7 +7,8 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::{field_ident, schema, ty_span, update_ty};
+use super::common::{field_ident, opaque_reducer_bounds, ty_span, update_ty};
+use super::schema;
 use crate::ast::{Field, Reducer, State};
 use crate::reducers::ReducerDef;
 
@@ -15,7 +16,7 @@ use crate::reducers::ReducerDef;
 pub fn update_is_value(f: &Field<'_>) -> bool {
     // On an opaque type the update type is a projection the impls cannot equate with
     // the field type when the reducer does not fit; give it its own codec.
-    if super::opaque_reducer(f) {
+    if super::common::opaque_reducer(f) {
         return false;
     }
     match &f.reducer {
@@ -95,8 +96,8 @@ pub fn expand(state: &State<'_>, bounds: &TokenStream) -> TokenStream {
                 const _: #p::Codec<#inner> = #p::codec::<#inner>();
             });
         }
-        let value = match super::marker(f) {
-            Some(m) if super::opaque_reducer(f) => {
+        let value = match super::common::marker(f) {
+            Some(m) if super::common::opaque_reducer(f) => {
                 quote_spanned!(span=> <#m as #p::StoredReducer<#ty>>::CODEC)
             }
             _ => quote_spanned!(span=> #p::codec::<#ty>()),
@@ -108,8 +109,8 @@ pub fn expand(state: &State<'_>, bounds: &TokenStream) -> TokenStream {
             let ucodec = update_codec_ident(f);
             let uty = update_ty(f);
             // On an opaque type, through the bound the impls carry (see `bounds`).
-            let value = match super::marker(f) {
-                Some(m) if super::opaque_reducer(f) => {
+            let value = match super::common::marker(f) {
+                Some(m) if super::common::opaque_reducer(f) => {
                     quote_spanned!(span=> <#m as #p::StoredReducer<#ty>>::UCODEC)
                 }
                 _ => quote_spanned!(span=> #p::codec::<#uty>()),
@@ -124,8 +125,8 @@ pub fn expand(state: &State<'_>, bounds: &TokenStream) -> TokenStream {
         }) = f.reducer
         {
             // On an opaque type, through the bound the impls carry (see `bounds`).
-            let value = if super::opaque_reducer(f) {
-                let m = super::marker(f);
+            let value = if super::common::opaque_reducer(f) {
+                let m = super::common::marker(f);
                 quote_spanned!(span=> <#m as #p::DeltaReducer<#ty>>::DELTA)
             } else {
                 let make = syn::Ident::new(make, span);
@@ -212,4 +213,23 @@ fn container_args(ty: &syn::Type) -> Option<Vec<&syn::Type>> {
             })
             .collect(),
     )
+}
+
+/// The where-clause of every generated impl that needs `State: GraphState`: the
+/// supertraits, behind a binder (trivial bounds are unstable), so a state missing
+/// `Clone` or `Default` fails only `assert_state`, not each impl and item again;
+/// and the codecs' bounds on user types nested in containers (`codec::bounds`).
+pub(super) fn state_bounds(state: &State<'_>) -> TokenStream {
+    let ident = state.ident;
+    let codecs = bounds(state);
+    let reducers = opaque_reducer_bounds(state);
+    quote! {
+        where for<'__sg> #ident: ::core::clone::Clone
+            + ::core::default::Default
+            + ::core::marker::Send
+            + ::core::marker::Sync
+            + 'static,
+            #(#codecs,)*
+            #(#reducers,)*
+    }
 }

@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::{index_lit, update_bounds, update_ident};
+use super::common::{index_lit, update_bounds, update_ident};
 use crate::ast::State;
 
 pub fn expand(state: &State<'_>) -> TokenStream {

@@ -5,9 +5,10 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
+use super::codec::state_bounds;
 use super::codec::{delta_codec, update_codec, value_codec};
+use super::common::{field_ident, index_lit, marker, update_ident, update_ty};
 use super::schema;
-use super::{field_ident, index_lit, marker, state_bounds, update_ident, update_ty};
 use crate::ast::{Field, Reducer, State};
 
 pub fn expand(state: &State<'_>) -> TokenStream {
@@ -136,6 +137,18 @@ fn apply_writes(state: &State<'_>) -> TokenStream {
 }
 
 fn codec_methods(state: &State<'_>) -> TokenStream {
+    let values = value_methods(state);
+    let deltas = delta_methods(state);
+    let updates = update_methods(state);
+    quote! {
+        #values
+        #deltas
+        #updates
+    }
+}
+
+/// `encode_channel` and `decode_channel`: a channel's whole value.
+fn value_methods(state: &State<'_>) -> TokenStream {
     let p = quote!(::stategraph::__private);
     let count = state.fields.len();
     let unknown = quote! {
@@ -167,6 +180,40 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
             })
         }
     });
+    quote! {
+        fn encode_channel(
+            &self,
+            __sg_index: usize,
+        ) -> ::core::result::Result<::core::option::Option<#p::serde_json::Value>, #p::CodecError> {
+            match __sg_index {
+                #(#encode_arms)*
+                #unknown
+            }
+        }
+
+        fn decode_channel(
+            &mut self,
+            __sg_index: usize,
+            __sg_value: #p::serde_json::Value,
+        ) -> ::core::result::Result<(), #p::CodecError> {
+            match __sg_index {
+                #(#decode_arms)*
+                #unknown
+            }
+        }
+
+    }
+}
+
+/// `channel_len`, `encode_channel_since` and `extend_channel`: the channels stored as
+/// deltas.
+fn delta_methods(state: &State<'_>) -> TokenStream {
+    let p = quote!(::stategraph::__private);
+    let count = state.fields.len();
+    let unknown = quote! {
+        __sg_index => ::core::result::Result::Err(#p::CodecError::UnknownChannel { index: __sg_index, count: #count })
+    };
+
     let deltas: Vec<&Field<'_>> = state
         .fields
         .iter()
@@ -199,6 +246,42 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
         #unknown
     };
 
+    quote! {
+        fn channel_len(&self, __sg_index: usize) -> ::core::option::Option<usize> {
+            match __sg_index {
+                #(#len_arms)*
+                _ => ::core::option::Option::None,
+            }
+        }
+
+        fn encode_channel_since(
+            &self,
+            __sg_index: usize,
+            __sg_from: usize,
+        ) -> ::core::result::Result<#p::serde_json::Value, #p::CodecError> {
+            match __sg_index {
+                #(#since_arms)*
+                #no_delta
+            }
+        }
+
+        fn extend_channel(
+            &mut self,
+            __sg_index: usize,
+            __sg_delta: #p::serde_json::Value,
+        ) -> ::core::result::Result<(), #p::CodecError> {
+            match __sg_index {
+                #(#extend_arms)*
+                #no_delta
+            }
+        }
+
+    }
+}
+
+/// `encode_update` and `decode_update`: a partial update's wire form.
+fn update_methods(state: &State<'_>) -> TokenStream {
+    let p = quote!(::stategraph::__private);
     let tracked: Vec<&Field<'_>> = state.fields.iter().filter(|f| !f.untracked).collect();
     let encode_update = tracked.iter().map(|f| {
         let member = f.member;
@@ -237,56 +320,6 @@ fn codec_methods(state: &State<'_>) -> TokenStream {
     });
 
     quote! {
-        fn encode_channel(
-            &self,
-            __sg_index: usize,
-        ) -> ::core::result::Result<::core::option::Option<#p::serde_json::Value>, #p::CodecError> {
-            match __sg_index {
-                #(#encode_arms)*
-                #unknown
-            }
-        }
-
-        fn decode_channel(
-            &mut self,
-            __sg_index: usize,
-            __sg_value: #p::serde_json::Value,
-        ) -> ::core::result::Result<(), #p::CodecError> {
-            match __sg_index {
-                #(#decode_arms)*
-                #unknown
-            }
-        }
-
-        fn channel_len(&self, __sg_index: usize) -> ::core::option::Option<usize> {
-            match __sg_index {
-                #(#len_arms)*
-                _ => ::core::option::Option::None,
-            }
-        }
-
-        fn encode_channel_since(
-            &self,
-            __sg_index: usize,
-            __sg_from: usize,
-        ) -> ::core::result::Result<#p::serde_json::Value, #p::CodecError> {
-            match __sg_index {
-                #(#since_arms)*
-                #no_delta
-            }
-        }
-
-        fn extend_channel(
-            &mut self,
-            __sg_index: usize,
-            __sg_delta: #p::serde_json::Value,
-        ) -> ::core::result::Result<(), #p::CodecError> {
-            match __sg_index {
-                #(#extend_arms)*
-                #no_delta
-            }
-        }
-
         fn encode_update(
             __sg_update: &Self::Update,
         ) -> ::core::result::Result<#p::serde_json::Value, #p::CodecError> {

@@ -5,9 +5,8 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 
-use super::{
-    index_lit, opaque_reducer, state_bounds, ty_span, update_bounds, update_ident, update_ty,
-};
+use super::codec::state_bounds;
+use super::common::{index_lit, opaque_reducer, ty_span, update_bounds, update_ident, update_ty};
 use crate::ast::{Field, Reducer, State};
 use crate::reducers::Builder;
 

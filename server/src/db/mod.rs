@@ -6,8 +6,8 @@
 //! status, each run's request and lifecycle, its lease, and the events it streamed
 //! (kept so a client can re-attach to a run and replay from `Last-Event-ID`).
 
-mod postgres;
-mod sqlite;
+pub(crate) mod postgres;
+pub(crate) mod sqlite;
 
 use std::time::Duration;
 
@@ -15,9 +15,6 @@ use serde_json::{Map, Value};
 use stategraph::BoxFuture;
 
 use crate::hub::{Hub, Notice};
-
-pub(crate) use postgres::PgDb;
-pub(crate) use sqlite::SqliteDb;
 
 /// A storage failure, or a request the tables refuse.
 #[derive(Debug, thiserror::Error)]

@@ -51,7 +51,7 @@ impl Drop for Tail {
             tokio::spawn(async move {
                 if detach.cancel
                     && !done
-                    && let Err(e) = super::cancel_run(
+                    && let Err(e) = super::run::cancel_run(
                         &app,
                         &thread,
                         &run,
@@ -63,7 +63,7 @@ impl Drop for Tail {
                     tracing::warn!(error = %e.detail, "cancelling a run whose client went away failed");
                 }
                 if detach.delete_thread {
-                    super::delete_after(&app, &thread, &run).await;
+                    super::run::delete_after(&app, &thread, &run).await;
                 }
             });
         }

@@ -14,19 +14,13 @@ mod state;
 pub(crate) use responses::{
     Assistant, Checkpoint, DrawnEdge, DrawnNode, GraphDrawing, GraphSchemas, Health, Info,
     Interrupt, Item, Namespaces, Run, SearchItems, StateUpdated, Thread, ThreadState, ThreadTask,
+    time,
 };
 pub(crate) use runs::{
-    CancelAction, CommandRequest, DurabilityRequest, IfNotExists, MultitaskStrategy, OnCompletion,
-    OnDisconnect, RunConfigRequest, RunCreate, RunKwargs,
+    CancelAction, CheckpointRef, CommandRequest, DurabilityRequest, IfNotExists, MultitaskStrategy,
+    OnCompletion, OnDisconnect, RunConfigRequest, RunCreate, RunKwargs, checkpoint_id,
 };
 pub(crate) use state::thread_state;
-
-/// RFC 3339 time of milliseconds since the Unix epoch.
-pub(crate) fn time(ms: i64) -> String {
-    let t = std::time::UNIX_EPOCH
-        + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or_default());
-    humantime::format_rfc3339_millis(t).to_string()
-}
 
 /// `POST /threads`: every field the SDKs send, honoured or refused by name; any other
 /// is a 422.
@@ -319,24 +313,6 @@ pub(crate) fn pick<T: serde::Serialize>(item: &T, select: Option<&[String]>) -> 
         ),
         (_, value) => value,
     }
-}
-
-/// A checkpoint named in a request, as LangGraph's clients send a state's
-/// `checkpoint` back: only its id is read (the `thread_id`, `checkpoint_ns` and
-/// `checkpoint_map` they carry along are not). Anything but an object is a 422.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub(crate) struct CheckpointRef {
-    #[serde(default)]
-    pub(crate) checkpoint_id: Option<String>,
-}
-
-/// A checkpoint id from `checkpoint_id` or `checkpoint: {checkpoint_id}`.
-pub(crate) fn checkpoint_id(
-    id: Option<&String>,
-    checkpoint: Option<&CheckpointRef>,
-) -> Option<String> {
-    id.cloned()
-        .or_else(|| checkpoint.and_then(|c| c.checkpoint_id.clone()))
 }
 
 /// Node names given as `"*"`, a name, or a list.

@@ -6,7 +6,6 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::time;
 use crate::db::{RunRow, ThreadRow};
 
 /// A thread: its metadata, status, last values and pending interrupts.
@@ -342,4 +341,11 @@ pub(crate) struct Info {
     /// Optional capabilities, as LangGraph Platform lists them.
     #[schema(value_type = Object)]
     pub(crate) flags: Map<String, Value>,
+}
+
+/// RFC 3339 time of milliseconds since the Unix epoch.
+pub(crate) fn time(ms: i64) -> String {
+    let t = std::time::UNIX_EPOCH
+        + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or_default());
+    humantime::format_rfc3339_millis(t).to_string()
 }

@@ -5,8 +5,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::CheckpointRef;
-
 /// A run request: `POST /threads/{id}/runs[/stream|/wait]`, `POST /runs/..`. Every
 /// field LangGraph's SDKs send is here, honoured or refused by name; any other is a
 /// 422.
@@ -256,4 +254,22 @@ impl CancelAction {
             Self::Rollback => "rollback",
         }
     }
+}
+
+/// A checkpoint named in a request, as LangGraph's clients send a state's
+/// `checkpoint` back: only its id is read (the `thread_id`, `checkpoint_ns` and
+/// `checkpoint_map` they carry along are not). Anything but an object is a 422.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub(crate) struct CheckpointRef {
+    #[serde(default)]
+    pub(crate) checkpoint_id: Option<String>,
+}
+
+/// A checkpoint id from `checkpoint_id` or `checkpoint: {checkpoint_id}`.
+pub(crate) fn checkpoint_id(
+    id: Option<&String>,
+    checkpoint: Option<&CheckpointRef>,
+) -> Option<String> {
+    id.cloned()
+        .or_else(|| checkpoint.and_then(|c| c.checkpoint_id.clone()))
 }
