@@ -47,236 +47,40 @@ fn check_name(name: &str, problems: &mut Vec<BuildProblem>) {
     }
 }
 
+/// The passes of [`compile`], each pushing the problems it finds: names and nodes,
+/// per-node options, edges and joins, conditional edges, breakpoints.
+struct Passes<'a, S: GraphState> {
+    spec: &'a StateGraph<S>,
+    problems: Vec<BuildProblem>,
+    /// Node index by name (nodes are indexed by name order).
+    index: HashMap<Arc<str>, usize>,
+    /// The declaration of each indexed node.
+    unique: Vec<usize>,
+    nodes: Vec<CompiledNode<S>>,
+}
+
 pub(crate) fn compile<S: GraphState>(
     spec: &StateGraph<S>,
     options: CompileOptions,
 ) -> Result<CompiledGraph<S>, BuildError> {
-    let mut problems = Vec::new();
-
-    // Problems are reported in declaration order; indices follow node names.
-    let mut seen = HashSet::new();
-    let mut unique: Vec<usize> = Vec::new();
-    for (i, n) in spec.nodes.iter().enumerate() {
-        check_name(&n.name, &mut problems);
-        if seen.insert(n.name.clone()) {
-            unique.push(i);
-        } else {
-            problems.push(BuildProblem::DuplicateNode {
-                name: n.name.to_string(),
-            });
-        }
-    }
-    unique.sort_by(|&a, &b| spec.nodes[a].name.cmp(&spec.nodes[b].name));
-    let mut index: HashMap<Arc<str>, usize> = HashMap::new();
-    let mut takes_state = Vec::new();
-    let mut nodes: Vec<CompiledNode<S>> = Vec::new();
-    for &i in &unique {
-        let n = &spec.nodes[i];
-        index.insert(n.name.clone(), nodes.len());
-        takes_state.push(n.takes_state);
-        nodes.push(CompiledNode {
-            payload_codec: n.payload_codec,
-            name: n.name.clone(),
-            runner: n.runner.clone(),
-            edges: Vec::new(),
-            branches: Vec::new(),
-            joins: Vec::new(),
-            retry: None,
-            takes_state: n.takes_state,
-            cache: None,
-            reads: n
-                .reads
-                .map_or_else(|| (0..S::CHANNELS.len()).collect(), <[usize]>::to_vec),
-            child: n.child.clone(),
-        });
-    }
-    let mut declared: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (endpoint, channel) in &spec.reads {
-        match endpoint {
-            Endpoint::Node(name) if index.contains_key(name) => {
-                declared.entry(index[name]).or_default().push(*channel);
-            }
-            other => problems.push(BuildProblem::UnknownCacheNode {
-                name: other.to_string(),
-            }),
-        }
-    }
-    for (i, mut channels) in declared {
-        channels.extend(spec.nodes[unique[i]].reads.into_iter().flatten());
-        channels.sort_unstable();
-        channels.dedup();
-        nodes[i].reads = channels;
-    }
-    for (endpoint, policy) in &spec.cache {
-        match endpoint {
-            Endpoint::Node(name) if index.contains_key(name) => {
-                let i = index[name];
-                nodes[i].cache = Some(policy.clone());
-            }
-            other => problems.push(BuildProblem::UnknownCacheNode {
-                name: other.to_string(),
-            }),
-        }
-    }
-    if options.cache.is_none()
-        && let Some(n) = nodes.iter().find(|n| n.cache.is_some())
-    {
-        problems.push(BuildProblem::MissingCacheStore {
-            name: n.name.to_string(),
-        });
-    }
-    for (endpoint, policy) in &spec.retry {
-        match endpoint {
-            Endpoint::Node(name) if index.contains_key(name) => {
-                let i = index[name];
-                nodes[i].retry = Some(policy.clone());
-            }
-            other => problems.push(BuildProblem::UnknownRetryNode {
-                name: other.to_string(),
-            }),
-        }
-    }
-    let mut deferred = vec![false; nodes.len()];
-    for endpoint in &spec.deferred {
-        match endpoint {
-            Endpoint::Node(name) if index.contains_key(name) => deferred[index[name]] = true,
-            other => problems.push(BuildProblem::UnknownDeferredNode {
-                name: other.to_string(),
-            }),
-        }
-    }
-
-    let mut start_edges = Vec::new();
-    let mut joins = Vec::new();
-    for (sources, target) in &spec.edges {
-        let source_text = sources
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
-        let target_idx = match target {
-            Endpoint::End => None,
-            Endpoint::Start => None,
-            Endpoint::Node(name) => match index.get(name) {
-                Some(&t) => {
-                    if !takes_state[t] {
-                        problems.push(BuildProblem::EdgeToPayloadNode {
-                            source_node: source_text.clone(),
-                            target: name.to_string(),
-                        });
-                    }
-                    Some(t)
-                }
-                None => {
-                    problems.push(BuildProblem::UnknownTarget {
-                        source_node: source_text.clone(),
-                        target: name.to_string(),
-                    });
-                    continue;
-                }
-            },
-        };
-        let mut source_idx = Vec::new();
-        let mut bad = false;
-        for s in sources {
-            match s {
-                Endpoint::Start if sources.len() > 1 => {
-                    problems.push(BuildProblem::StartInJoin);
-                    bad = true;
-                }
-                Endpoint::Start | Endpoint::End => {}
-                Endpoint::Node(name) => match index.get(name) {
-                    Some(&i) => source_idx.push(i),
-                    None => {
-                        problems.push(BuildProblem::UnknownSource {
-                            source_node: name.to_string(),
-                            target: target.to_string(),
-                        });
-                        bad = true;
-                    }
-                },
-            }
-        }
-        if bad {
-            continue;
-        }
-        if sources.len() > 1 {
-            let join = joins.len();
-            source_idx.sort_unstable();
-            source_idx.dedup();
-            for &s in &source_idx {
-                nodes[s].joins.push(join);
-            }
-            joins.push(Join {
-                sources: source_idx,
-                target: target_idx,
-            });
-        } else if let Some(t) = target_idx {
-            match source_idx.first() {
-                Some(&s) => nodes[s].edges.push(t),
-                None => start_edges.push(t),
-            }
-        }
-    }
-
-    let mut start_branches = Vec::new();
-    for b in &spec.branches {
-        let mut declared = Vec::new();
-        let mut declares_end = false;
-        for t in &b.declared {
-            match t {
-                Endpoint::End => declares_end = true,
-                Endpoint::Start => {}
-                Endpoint::Node(name) => match index.get(name) {
-                    Some(&i) => declared.push(i),
-                    None => problems.push(BuildProblem::UnknownRouteTarget {
-                        source_node: b.source.to_string(),
-                        target: name.to_string(),
-                    }),
-                },
-            }
-        }
-        let branch = Branch {
-            router: b.router.clone(),
-            declared,
-            declares_end,
-            declared_names: b.declared.iter().map(ToString::to_string).collect(),
-        };
-        match &b.source {
-            Endpoint::Start => start_branches.push(branch),
-            Endpoint::End => {}
-            Endpoint::Node(name) => match index.get(name) {
-                Some(&i) => nodes[i].branches.push(branch),
-                None => problems.push(BuildProblem::UnknownSource {
-                    source_node: name.to_string(),
-                    target: "<conditional edge>".into(),
-                }),
-            },
-        }
-    }
-    for n in &mut nodes {
+    let mut passes = Passes::names_and_nodes(spec);
+    passes.reads();
+    passes.caches_and_retries(&options);
+    let deferred = passes.deferred();
+    let (start_edges, joins) = passes.edges();
+    let start_branches = passes.branches();
+    for n in &mut passes.nodes {
         n.edges.sort_unstable();
         n.edges.dedup();
     }
-    start_edges.sort_unstable();
-    start_edges.dedup();
-    let mut breakpoints = |names: &[Arc<str>], when: &'static str| -> Vec<usize> {
-        names
-            .iter()
-            .filter_map(|n| match index.get(n) {
-                Some(&i) => Some(i),
-                None => {
-                    problems.push(BuildProblem::UnknownInterruptNode {
-                        when,
-                        name: n.to_string(),
-                    });
-                    None
-                }
-            })
-            .collect()
-    };
-    let interrupt_before = breakpoints(&options.interrupt_before, "before");
-    let interrupt_after = breakpoints(&options.interrupt_after, "after");
+    let interrupt_before = passes.breakpoints(&options.interrupt_before, "before");
+    let interrupt_after = passes.breakpoints(&options.interrupt_after, "after");
+    let Passes {
+        mut problems,
+        index,
+        nodes,
+        ..
+    } = passes;
     if start_edges.is_empty() && start_branches.is_empty() {
         problems.insert(0, BuildProblem::NoEntry);
     }
@@ -323,6 +127,266 @@ pub(crate) fn compile<S: GraphState>(
             shape_record: std::sync::OnceLock::new(),
         }),
     })
+}
+
+impl<'a, S: GraphState> Passes<'a, S> {
+    /// Checks the names and indexes the nodes. Problems are reported in declaration
+    /// order; indices follow node names.
+    fn names_and_nodes(spec: &'a StateGraph<S>) -> Self {
+        let mut problems = Vec::new();
+        let mut seen = HashSet::new();
+        let mut unique: Vec<usize> = Vec::new();
+        for (i, n) in spec.nodes.iter().enumerate() {
+            check_name(&n.name, &mut problems);
+            if seen.insert(n.name.clone()) {
+                unique.push(i);
+            } else {
+                problems.push(BuildProblem::DuplicateNode {
+                    name: n.name.to_string(),
+                });
+            }
+        }
+        unique.sort_by(|&a, &b| spec.nodes[a].name.cmp(&spec.nodes[b].name));
+        let mut index: HashMap<Arc<str>, usize> = HashMap::new();
+        let mut nodes: Vec<CompiledNode<S>> = Vec::new();
+        for &i in &unique {
+            let n = &spec.nodes[i];
+            index.insert(n.name.clone(), nodes.len());
+            nodes.push(CompiledNode {
+                payload_codec: n.payload_codec,
+                name: n.name.clone(),
+                runner: n.runner.clone(),
+                edges: Vec::new(),
+                branches: Vec::new(),
+                joins: Vec::new(),
+                retry: None,
+                takes_state: n.takes_state,
+                cache: None,
+                reads: n
+                    .reads
+                    .map_or_else(|| (0..S::CHANNELS.len()).collect(), <[usize]>::to_vec),
+                child: n.child.clone(),
+            });
+        }
+        Passes {
+            spec,
+            problems,
+            index,
+            unique,
+            nodes,
+        }
+    }
+
+    /// The node of `endpoint`, if it names one.
+    fn node(&self, endpoint: &Endpoint) -> Option<usize> {
+        match endpoint {
+            Endpoint::Node(name) => self.index.get(name).copied(),
+            _ => None,
+        }
+    }
+
+    /// The channels each node reads, where declared apart from the node.
+    fn reads(&mut self) {
+        let mut declared: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (endpoint, channel) in &self.spec.reads {
+            match self.node(endpoint) {
+                Some(i) => declared.entry(i).or_default().push(*channel),
+                None => self.problems.push(BuildProblem::UnknownCacheNode {
+                    name: endpoint.to_string(),
+                }),
+            }
+        }
+        for (i, mut channels) in declared {
+            channels.extend(self.spec.nodes[self.unique[i]].reads.into_iter().flatten());
+            channels.sort_unstable();
+            channels.dedup();
+            self.nodes[i].reads = channels;
+        }
+    }
+
+    /// Each node's cache and retry policies.
+    fn caches_and_retries(&mut self, options: &CompileOptions) {
+        for (endpoint, policy) in &self.spec.cache {
+            match self.node(endpoint) {
+                Some(i) => self.nodes[i].cache = Some(policy.clone()),
+                None => self.problems.push(BuildProblem::UnknownCacheNode {
+                    name: endpoint.to_string(),
+                }),
+            }
+        }
+        if options.cache.is_none()
+            && let Some(n) = self.nodes.iter().find(|n| n.cache.is_some())
+        {
+            self.problems.push(BuildProblem::MissingCacheStore {
+                name: n.name.to_string(),
+            });
+        }
+        for (endpoint, policy) in &self.spec.retry {
+            match self.node(endpoint) {
+                Some(i) => self.nodes[i].retry = Some(policy.clone()),
+                None => self.problems.push(BuildProblem::UnknownRetryNode {
+                    name: endpoint.to_string(),
+                }),
+            }
+        }
+    }
+
+    /// Which nodes are deferred.
+    fn deferred(&mut self) -> Vec<bool> {
+        let mut deferred = vec![false; self.nodes.len()];
+        for endpoint in &self.spec.deferred {
+            match self.node(endpoint) {
+                Some(i) => deferred[i] = true,
+                None => self.problems.push(BuildProblem::UnknownDeferredNode {
+                    name: endpoint.to_string(),
+                }),
+            }
+        }
+        deferred
+    }
+
+    /// Plain edges onto their source nodes (or `START`'s), joins apart.
+    fn edges(&mut self) -> (Vec<usize>, Vec<Join>) {
+        let spec = self.spec;
+        let mut start_edges = Vec::new();
+        let mut joins = Vec::new();
+        for (sources, target) in &spec.edges {
+            let Some(target_idx) = self.edge_target(sources, target) else {
+                continue;
+            };
+            let Some(mut source_idx) = self.edge_sources(sources, target) else {
+                continue;
+            };
+            if sources.len() > 1 {
+                let join = joins.len();
+                source_idx.sort_unstable();
+                source_idx.dedup();
+                for &s in &source_idx {
+                    self.nodes[s].joins.push(join);
+                }
+                joins.push(Join {
+                    sources: source_idx,
+                    target: target_idx,
+                });
+            } else if let Some(t) = target_idx {
+                match source_idx.first() {
+                    Some(&s) => self.nodes[s].edges.push(t),
+                    None => start_edges.push(t),
+                }
+            }
+        }
+        start_edges.sort_unstable();
+        start_edges.dedup();
+        (start_edges, joins)
+    }
+
+    /// An edge's target: `Some(None)` for `END`, `None` when it names no node.
+    fn edge_target(&mut self, sources: &[Endpoint], target: &Endpoint) -> Option<Option<usize>> {
+        let Endpoint::Node(name) = target else {
+            return Some(None);
+        };
+        let source_text = sources
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let Some(&t) = self.index.get(name) else {
+            self.problems.push(BuildProblem::UnknownTarget {
+                source_node: source_text,
+                target: name.to_string(),
+            });
+            return None;
+        };
+        if !self.nodes[t].takes_state {
+            self.problems.push(BuildProblem::EdgeToPayloadNode {
+                source_node: source_text,
+                target: name.to_string(),
+            });
+        }
+        Some(Some(t))
+    }
+
+    /// An edge's source nodes (none for `START`); `None` when one is wrong.
+    fn edge_sources(&mut self, sources: &[Endpoint], target: &Endpoint) -> Option<Vec<usize>> {
+        let mut source_idx = Vec::new();
+        let mut bad = false;
+        for s in sources {
+            match s {
+                Endpoint::Start if sources.len() > 1 => {
+                    self.problems.push(BuildProblem::StartInJoin);
+                    bad = true;
+                }
+                Endpoint::Start | Endpoint::End => {}
+                Endpoint::Node(name) => match self.index.get(name) {
+                    Some(&i) => source_idx.push(i),
+                    None => {
+                        self.problems.push(BuildProblem::UnknownSource {
+                            source_node: name.to_string(),
+                            target: target.to_string(),
+                        });
+                        bad = true;
+                    }
+                },
+            }
+        }
+        (!bad).then_some(source_idx)
+    }
+
+    /// Conditional edges onto their source nodes; `START`'s returned.
+    fn branches(&mut self) -> Vec<Branch<S>> {
+        let spec = self.spec;
+        let mut start_branches = Vec::new();
+        for b in &spec.branches {
+            let mut declared = Vec::new();
+            let mut declares_end = false;
+            for t in &b.declared {
+                match t {
+                    Endpoint::End => declares_end = true,
+                    Endpoint::Start => {}
+                    Endpoint::Node(name) => match self.index.get(name) {
+                        Some(&i) => declared.push(i),
+                        None => self.problems.push(BuildProblem::UnknownRouteTarget {
+                            source_node: b.source.to_string(),
+                            target: name.to_string(),
+                        }),
+                    },
+                }
+            }
+            let branch = Branch {
+                router: b.router.clone(),
+                declared,
+                declares_end,
+                declared_names: b.declared.iter().map(ToString::to_string).collect(),
+            };
+            match &b.source {
+                Endpoint::Start => start_branches.push(branch),
+                Endpoint::End => {}
+                Endpoint::Node(name) => match self.index.get(name) {
+                    Some(&i) => self.nodes[i].branches.push(branch),
+                    None => self.problems.push(BuildProblem::UnknownSource {
+                        source_node: name.to_string(),
+                        target: "<conditional edge>".into(),
+                    }),
+                },
+            }
+        }
+        start_branches
+    }
+
+    /// The nodes of `interrupt_before`/`_after`.
+    fn breakpoints(&mut self, names: &[Arc<str>], when: &'static str) -> Vec<usize> {
+        let mut found = Vec::new();
+        for n in names {
+            match self.index.get(n) {
+                Some(&i) => found.push(i),
+                None => self.problems.push(BuildProblem::UnknownInterruptNode {
+                    when,
+                    name: n.to_string(),
+                }),
+            }
+        }
+        found
+    }
 }
 
 /// The canonical text of a topology, hashed: one line per node, edge and conditional

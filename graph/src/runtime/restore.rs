@@ -10,6 +10,7 @@ use super::error::RunError;
 use super::persist;
 use super::run_loop::{COMMAND_TASK, Loop};
 use super::runner::Known;
+use super::writer::Persist;
 use crate::checkpoint::{CheckpointError, CheckpointTuple, PendingWrite};
 use crate::node::Interrupt;
 use crate::state::GraphState;
@@ -43,6 +44,16 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 .map(|r| Arc::from(r.node.as_str()))
                 .collect();
         }
+        self.load_frontier(t)?;
+        if fork {
+            self.move_past_branches(t).await
+        } else {
+            self.load_pending_writes(t)
+        }
+    }
+
+    /// The tasks the checkpoint planned next, and the joins' barriers.
+    fn load_frontier(&mut self, t: &CheckpointTuple) -> Result<(), RunError> {
         let id = &t.checkpoint.id;
         for planned in &t.checkpoint.next {
             match &planned.payload {
@@ -71,113 +82,134 @@ impl<'g, S: GraphState> Loop<'g, S> {
                 }
             }
         }
-        if fork {
-            // A new branch from an older checkpoint must not reuse version numbers
-            // another branch already stored values under: each channel moves past the
-            // thread's highest version and is stored whole by the next checkpoint.
-            for info in S::CHANNELS {
-                let i = info.index;
-                let highest = p.saver.max_version(&t.config, info.name).await?;
-                if let Some(highest) = highest.filter(|h| *h > self.versions[i]) {
-                    self.versions[i] = highest.saturating_add(1);
-                    self.bases[i] = None;
-                    p.unsaved.record(i, crate::state::Change::Replaced);
-                }
-            }
-        }
-        if !fork {
-            let mut writes: Vec<&PendingWrite> = t.pending_writes.iter().collect();
-            writes.sort_by(|a, b| (&a.task_id, a.idx).cmp(&(&b.task_id, b.idx)));
-            let mut paused_at: HashMap<String, u64> = HashMap::new();
-            for w in writes {
-                match w.channel.as_str() {
-                    persist::WRITE_ERROR => {}
-                    persist::WRITE_REJECTED => p.reruns += 1,
-                    persist::WRITE_INTERRUPT => {
-                        let i =
-                            serde_json::from_value::<Interrupt>(w.value.clone()).map_err(|e| {
-                                CheckpointError::InvalidWrite {
-                                    thread: p.thread.clone(),
-                                    checkpoint: id.clone(),
-                                    task: w.task_id.clone(),
-                                    channel: w.channel.clone(),
-                                    reason: format!("not an interrupt: {e}"),
-                                }
-                            })?;
-                        // The last record of a task is the call it waits at.
-                        if let Some(index) = w
-                            .value
-                            .get(crate::node::answer::RECORD_INDEX)
-                            .and_then(serde_json::Value::as_u64)
-                        {
-                            paused_at.insert(w.task_id.clone(), index);
-                        }
-                        if let Some(expects) = w
-                            .value
-                            .get(crate::node::answer::RECORD_EXPECTS)
-                            .and_then(serde_json::Value::as_str)
-                        {
-                            p.expects.insert(w.task_id.clone(), expects.to_string());
-                        }
-                        p.waiting.insert(w.task_id.clone(), i);
-                    }
-                    persist::WRITE_RESUME => {
-                        p.answers
-                            .entry(w.task_id.clone())
-                            .or_default()
-                            .push(w.value.clone());
-                    }
-                    _ => p
-                        .resumed
-                        .entry(w.task_id.clone())
-                        .or_default()
-                        .push(w.clone()),
-                }
-            }
-            // A task that finished after answering its interrupts is not waiting.
-            let done: Vec<String> = p.resumed.keys().cloned().collect();
-            for id in done {
-                p.waiting.remove(&id);
-            }
-            // Answers from the call a task waits at on are not kept: an answer that
-            // call refused is replaced by the next resume, not added after.
-            for (task, index) in paused_at {
-                if p.waiting.contains_key(&task)
-                    && let Some(answers) = p.answers.get_mut(&task)
-                {
-                    answers.truncate(usize::try_from(index).unwrap_or(usize::MAX));
-                }
-            }
-            // Resume commands given while paused here are applied again, in order.
-            let mut commands: Vec<(usize, Vec<PendingWrite>)> = p
-                .resumed
-                .iter()
-                .filter_map(|(task, writes)| {
-                    let n = task
-                        .strip_prefix(COMMAND_TASK)?
-                        .strip_prefix(':')?
-                        .parse()
-                        .ok()?;
-                    Some((n, writes.clone()))
-                })
-                .collect();
-            commands.sort_by_key(|(n, _)| *n);
-            p.commands = commands.last().map_or(0, |(n, _)| n + 1);
-            let mut outputs = Vec::new();
-            for (_, writes) in &commands {
-                let writes: Vec<&PendingWrite> = writes.iter().collect();
-                outputs.push(persist::decode_output(self.g, &p.thread, id, &writes)?);
-            }
-            for out in outputs {
-                self.apply_command_output(out)?;
-            }
-            if let Some(p) = &mut self.persist {
-                // The replayed commands are part of the loaded step, not new changes.
-                p.dirty = false;
+        Ok(())
+    }
+
+    /// A new branch from an older checkpoint must not reuse version numbers another
+    /// branch already stored values under: each channel moves past the thread's
+    /// highest version and is stored whole by the next checkpoint.
+    async fn move_past_branches(&mut self, t: &CheckpointTuple) -> Result<(), RunError> {
+        let Some(p) = &mut self.persist else {
+            return Ok(());
+        };
+        for info in S::CHANNELS {
+            let i = info.index;
+            let highest = p.saver.max_version(&t.config, info.name).await?;
+            if let Some(highest) = highest.filter(|h| *h > self.versions[i]) {
+                self.versions[i] = highest.saturating_add(1);
+                self.bases[i] = None;
+                p.unsaved.record(i, crate::state::Change::Replaced);
             }
         }
         Ok(())
     }
+
+    /// The checkpoint's saved writes: finished tasks' writes, interrupts waiting for
+    /// an answer, the answers given, and resume commands, which are applied again.
+    fn load_pending_writes(&mut self, t: &CheckpointTuple) -> Result<(), RunError> {
+        let Some(p) = &mut self.persist else {
+            return Ok(());
+        };
+        let id = &t.checkpoint.id;
+        sort_pending_writes(p, t)?;
+        // Resume commands given while paused here are applied again, in order.
+        let mut commands: Vec<(usize, Vec<PendingWrite>)> = p
+            .resumed
+            .iter()
+            .filter_map(|(task, writes)| {
+                let n = task
+                    .strip_prefix(COMMAND_TASK)?
+                    .strip_prefix(':')?
+                    .parse()
+                    .ok()?;
+                Some((n, writes.clone()))
+            })
+            .collect();
+        commands.sort_by_key(|(n, _)| *n);
+        p.commands = commands.last().map_or(0, |(n, _)| n + 1);
+        let mut outputs = Vec::new();
+        for (_, writes) in &commands {
+            let writes: Vec<&PendingWrite> = writes.iter().collect();
+            outputs.push(persist::decode_output(self.g, &p.thread, id, &writes)?);
+        }
+        for out in outputs {
+            self.apply_command_output(out)?;
+        }
+        if let Some(p) = &mut self.persist {
+            // The replayed commands are part of the loaded step, not new changes.
+            p.dirty = false;
+        }
+        Ok(())
+    }
+}
+
+/// Sorts a checkpoint's saved writes into `p`: the writes of finished tasks, the
+/// interrupts still waiting (with the call each waits at and what it expects), the
+/// answers given so far.
+fn sort_pending_writes(p: &mut Persist, t: &CheckpointTuple) -> Result<(), RunError> {
+    let id = &t.checkpoint.id;
+    let mut writes: Vec<&PendingWrite> = t.pending_writes.iter().collect();
+    writes.sort_by(|a, b| (&a.task_id, a.idx).cmp(&(&b.task_id, b.idx)));
+    let mut paused_at: HashMap<String, u64> = HashMap::new();
+    for w in writes {
+        match w.channel.as_str() {
+            persist::WRITE_ERROR => {}
+            persist::WRITE_REJECTED => p.reruns += 1,
+            persist::WRITE_INTERRUPT => {
+                let i = serde_json::from_value::<Interrupt>(w.value.clone()).map_err(|e| {
+                    CheckpointError::InvalidWrite {
+                        thread: p.thread.clone(),
+                        checkpoint: id.clone(),
+                        task: w.task_id.clone(),
+                        channel: w.channel.clone(),
+                        reason: format!("not an interrupt: {e}"),
+                    }
+                })?;
+                // The last record of a task is the call it waits at.
+                if let Some(index) = w
+                    .value
+                    .get(crate::node::answer::RECORD_INDEX)
+                    .and_then(serde_json::Value::as_u64)
+                {
+                    paused_at.insert(w.task_id.clone(), index);
+                }
+                if let Some(expects) = w
+                    .value
+                    .get(crate::node::answer::RECORD_EXPECTS)
+                    .and_then(serde_json::Value::as_str)
+                {
+                    p.expects.insert(w.task_id.clone(), expects.to_string());
+                }
+                p.waiting.insert(w.task_id.clone(), i);
+            }
+            persist::WRITE_RESUME => {
+                p.answers
+                    .entry(w.task_id.clone())
+                    .or_default()
+                    .push(w.value.clone());
+            }
+            _ => p
+                .resumed
+                .entry(w.task_id.clone())
+                .or_default()
+                .push(w.clone()),
+        }
+    }
+    // A task that finished after answering its interrupts is not waiting.
+    let done: Vec<String> = p.resumed.keys().cloned().collect();
+    for id in done {
+        p.waiting.remove(&id);
+    }
+    // Answers from the call a task waits at on are not kept: an answer that call
+    // refused is replaced by the next resume, not added after.
+    for (task, index) in paused_at {
+        if p.waiting.contains_key(&task)
+            && let Some(answers) = p.answers.get_mut(&task)
+        {
+            answers.truncate(usize::try_from(index).unwrap_or(usize::MAX));
+        }
+    }
+    Ok(())
 }
 
 impl<S: GraphState> Loop<'_, S> {
