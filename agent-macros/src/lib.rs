@@ -1,6 +1,7 @@
 //! The `#[tool]` attribute for stategraph-agent. Use it through the
 //! `stategraph-agent` crate, which re-exports it together with the runtime its
 //! expansions name.
+#![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 mod ast;
 mod attr;

@@ -10,6 +10,7 @@
 //! by position, and only when the answer is certain. When the file cannot be read or
 //! parsed (a macro-generated item, a doc-test), or the name is ambiguous, the callers
 //! expand as usual and rustc reports what it finds.
+#![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};

@@ -41,6 +41,7 @@
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
+#![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 mod api;
 pub mod assets;
