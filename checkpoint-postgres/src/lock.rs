@@ -307,108 +307,157 @@ impl Drop for Guard {
     }
 }
 
-/// Takes the lock of `thread_id` (in tables of `schema`), asking again every `poll`
-/// until `wait` has passed.
-pub(crate) async fn lock_thread(
-    locks: &Locks,
-    schema: &str,
-    thread_id: &str,
-    wait: Duration,
-    poll: Duration,
-) -> Result<ThreadLock, Failure> {
-    if tokio::runtime::Handle::try_current().is_err() {
-        return Err(PostgresError::NoRuntime.into());
-    }
-    let key = lock_key(schema, thread_id);
-    let fences = format!(
-        "\"{}\".stategraph_thread_locks",
-        schema.replace('"', "\"\"")
-    );
-    let started = Instant::now();
-    loop {
-        let queue = locks.queue()?;
-        let (reply, answer) = oneshot::channel();
-        let stopped = || {
-            Failure::from(PostgresError::LockService {
-                reason: "the lock service stopped".into(),
-            })
-        };
-        let token = {
-            let mut t = lock_table(&locks.table);
-            t.next_token += 1;
-            t.next_token
-        };
-        queue
-            .send(Request::TryLock {
+/// The thread locks of this process, as the saver uses them.
+impl Locks {
+    /// Takes the lock of `thread_id` (in tables of `schema`), asking again every `poll`
+    /// until `wait` has passed.
+    pub(crate) async fn lock_thread(
+        &self,
+        schema: &str,
+        thread_id: &str,
+        wait: Duration,
+        poll: Duration,
+    ) -> Result<ThreadLock, Failure> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(PostgresError::NoRuntime.into());
+        }
+        let key = lock_key(schema, thread_id);
+        let fences = format!(
+            "\"{}\".stategraph_thread_locks",
+            schema.replace('"', "\"\"")
+        );
+        let started = Instant::now();
+        loop {
+            let queue = self.queue()?;
+            let (reply, answer) = oneshot::channel();
+            let stopped = || {
+                Failure::from(PostgresError::LockService {
+                    reason: "the lock service stopped".into(),
+                })
+            };
+            let token = {
+                let mut t = lock_table(&self.table);
+                t.next_token += 1;
+                t.next_token
+            };
+            queue
+                .send(Request::TryLock {
+                    key,
+                    token,
+                    thread_id: thread_id.to_string(),
+                    fences: fences.clone(),
+                    reply,
+                })
+                .map_err(|_| stopped())?;
+            let mut asking = Asking {
                 key,
                 token,
-                thread_id: thread_id.to_string(),
-                fences: fences.clone(),
-                reply,
-            })
-            .map_err(|_| stopped())?;
-        let mut asking = Asking {
-            key,
-            token,
-            queue,
-            armed: true,
-        };
-        let taken = answer.await.map_err(|_| stopped());
-        // The answer was read: the caller owns the outcome.
-        asking.armed = false;
-        let queue = asking.queue.clone();
-        if taken?? {
-            return Ok(ThreadLock::new(thread_id, Guard { key, token, queue }));
-        }
-        let waited = started.elapsed();
-        if waited >= wait {
-            return Err(CheckpointError::ThreadBusy {
-                thread_id: thread_id.to_string(),
-                waited,
+                queue,
+                armed: true,
+            };
+            let taken = answer.await.map_err(|_| stopped());
+            // The answer was read: the caller owns the outcome.
+            asking.armed = false;
+            let queue = asking.queue.clone();
+            if taken?? {
+                return Ok(ThreadLock::new(thread_id, Guard { key, token, queue }));
             }
-            .into());
+            let waited = started.elapsed();
+            if waited >= wait {
+                return Err(CheckpointError::ThreadBusy {
+                    thread_id: thread_id.to_string(),
+                    waited,
+                }
+                .into());
+            }
+            tokio::time::sleep(poll.min(wait - waited)).await;
         }
-        tokio::time::sleep(poll.min(wait - waited)).await;
     }
-}
 
-/// [`lock_thread`] for the saver's `lock_thread`.
-pub(crate) async fn lock(
-    locks: &Locks,
-    schema: &str,
-    thread_id: &str,
-    wait: Duration,
-    poll: Duration,
-) -> SaverResult<ThreadLock> {
-    lock_thread(locks, schema, thread_id, wait, poll)
-        .await
-        .map_err(|f| f.during("lock_thread"))
-}
+    /// [`Locks::lock_thread`] for the saver's `lock_thread`.
+    pub(crate) async fn lock(
+        &self,
+        schema: &str,
+        thread_id: &str,
+        wait: Duration,
+        poll: Duration,
+    ) -> SaverResult<ThreadLock> {
+        self.lock_thread(schema, thread_id, wait, poll)
+            .await
+            .map_err(|f| f.during("lock_thread"))
+    }
 
-/// Before a save of `thread_id` (in tables of `schema`): when this process holds the
-/// thread, the lock and the fence its lock wrote, which the save checks is still the
-/// thread's, in its own transaction (see [`lost_on_server`]); an error when
-/// the lock was lost; `None` when this process does not hold the thread.
-pub(crate) fn held(
-    locks: &Locks,
-    schema: &str,
-    thread_id: &str,
-) -> Result<Option<(Held, String)>, Failure> {
-    let key = lock_key(schema, thread_id);
-    let t = lock_table(&locks.table);
-    match t.held.get(&key) {
-        None => Ok(None),
-        Some(Holder {
-            lost: Some(reason), ..
-        }) => Err(lost(thread_id, reason)),
-        Some(holder) => Ok(Some((
-            Held {
-                key,
-                token: holder.token,
-                pid: holder.pid,
-            },
-            holder.fence.id.clone(),
-        ))),
+    /// Before a save of `thread_id` (in tables of `schema`): when this process holds the
+    /// thread, the lock and the fence its lock wrote, which the save checks is still the
+    /// thread's, in its own transaction (see [`Locks::lost_on_server`]); an error when
+    /// the lock was lost; `None` when this process does not hold the thread.
+    pub(crate) fn held(
+        &self,
+        schema: &str,
+        thread_id: &str,
+    ) -> Result<Option<(Held, String)>, Failure> {
+        let key = lock_key(schema, thread_id);
+        let t = lock_table(&self.table);
+        match t.held.get(&key) {
+            None => Ok(None),
+            Some(Holder {
+                lost: Some(reason), ..
+            }) => Err(lost(thread_id, reason)),
+            Some(holder) => Ok(Some((
+                Held {
+                    key,
+                    token: holder.token,
+                    pid: holder.pid,
+                },
+                holder.fence.id.clone(),
+            ))),
+        }
+    }
+
+    /// The `seq` the next new checkpoint of namespace `ns` of a thread held as `held`
+    /// takes, when the holder's own saves know the namespace's highest: no other process
+    /// writes the thread while this one holds it (a save checks the fence), so the highest
+    /// is the one this holder's last save found, and the server need not look it up.
+    /// `None` when a save has yet to find it: the first after taking the lock, or after a
+    /// save that stored several checkpoints of the thread at once.
+    ///
+    /// Taken, not read: until the save that gives the number reports the namespace's
+    /// highest back ([`Locks::saw_seq`]), the next save finds it again. A save that fails, or
+    /// whose caller stops waiting for it, may have been stored all the same.
+    pub(crate) fn take_seq(&self, held: Held, ns: &str) -> Option<i64> {
+        let mut t = lock_table(&self.table);
+        let holder = t
+            .held
+            .get_mut(&held.key)
+            .filter(|h| h.token == held.token)?;
+        holder.seqs.remove(ns).map(|seq| seq + 1)
+    }
+
+    /// After a save of a thread held as `held`: `seq`, which the save returned, is the
+    /// highest of the thread's namespace `ns` (see [`crate::rows::Numbering`]).
+    pub(crate) fn saw_seq(&self, held: Held, ns: &str, seq: i64) {
+        let mut t = lock_table(&self.table);
+        if let Some(holder) = t.held.get_mut(&held.key).filter(|h| h.token == held.token) {
+            let top = holder.seqs.entry(ns.to_string()).or_insert(seq);
+            *top = (*top).max(seq);
+        }
+    }
+
+    /// Before a save that stores several checkpoints of a thread held as `held`: the
+    /// highest `seq` of its namespaces is found again after it.
+    pub(crate) fn forget_seqs(&self, held: Held) {
+        let mut t = lock_table(&self.table);
+        if let Some(holder) = t.held.get_mut(&held.key).filter(|h| h.token == held.token) {
+            holder.seqs.clear();
+        }
+    }
+
+    /// The server found another fence on `thread_id` than its lock wrote: another process
+    /// took the thread, so the lock session `pid` has ended, and every lock of it is lost.
+    pub(crate) fn lost_on_server(&self, thread_id: &str, pid: i32) -> Failure {
+        let reason = "another process has taken the thread since the lock session ended";
+        lock_table(&self.table).lose(pid, reason);
+        lost(thread_id, reason)
     }
 }
 
@@ -419,52 +468,6 @@ pub(crate) struct Held {
     pub(crate) key: i64,
     pub(crate) token: u64,
     pub(crate) pid: i32,
-}
-
-/// The `seq` the next new checkpoint of namespace `ns` of a thread held as `held`
-/// takes, when the holder's own saves know the namespace's highest: no other process
-/// writes the thread while this one holds it (a save checks the fence), so the highest
-/// is the one this holder's last save found, and the server need not look it up.
-/// `None` when a save has yet to find it: the first after taking the lock, or after a
-/// save that stored several checkpoints of the thread at once.
-///
-/// Taken, not read: until the save that gives the number reports the namespace's
-/// highest back ([`saw_seq`]), the next save finds it again. A save that fails, or
-/// whose caller stops waiting for it, may have been stored all the same.
-pub(crate) fn take_seq(locks: &Locks, held: Held, ns: &str) -> Option<i64> {
-    let mut t = lock_table(&locks.table);
-    let holder = t
-        .held
-        .get_mut(&held.key)
-        .filter(|h| h.token == held.token)?;
-    holder.seqs.remove(ns).map(|seq| seq + 1)
-}
-
-/// After a save of a thread held as `held`: `seq`, which the save returned, is the
-/// highest of the thread's namespace `ns` (see [`crate::rows::Numbering`]).
-pub(crate) fn saw_seq(locks: &Locks, held: Held, ns: &str, seq: i64) {
-    let mut t = lock_table(&locks.table);
-    if let Some(holder) = t.held.get_mut(&held.key).filter(|h| h.token == held.token) {
-        let top = holder.seqs.entry(ns.to_string()).or_insert(seq);
-        *top = (*top).max(seq);
-    }
-}
-
-/// Before a save that stores several checkpoints of a thread held as `held`: the
-/// highest `seq` of its namespaces is found again after it.
-pub(crate) fn forget_seqs(locks: &Locks, held: Held) {
-    let mut t = lock_table(&locks.table);
-    if let Some(holder) = t.held.get_mut(&held.key).filter(|h| h.token == held.token) {
-        holder.seqs.clear();
-    }
-}
-
-/// The server found another fence on `thread_id` than its lock wrote: another process
-/// took the thread, so the lock session `pid` has ended, and every lock of it is lost.
-pub(crate) fn lost_on_server(locks: &Locks, thread_id: &str, pid: i32) -> Failure {
-    let reason = "another process has taken the thread since the lock session ended";
-    lock_table(&locks.table).lose(pid, reason);
-    lost(thread_id, reason)
 }
 
 fn lost(thread_id: &str, reason: &str) -> Failure {

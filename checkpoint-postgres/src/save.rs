@@ -20,7 +20,7 @@ use stategraph::checkpoint::{Checkpoint, CheckpointConfig, CheckpointMetadata, P
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
-use crate::lock::{self, Held, Locks};
+use crate::lock::{Held, Locks};
 use crate::rows::{CheckpointRow, Numbering, Params, Rows, Sql, ThreadNs, ValueRow, WriteRow};
 use crate::store::{Result, encode, version_param};
 
@@ -177,7 +177,7 @@ impl Save {
         let Save { checks, rows } = self;
         if rows.checkpoints() > 1 {
             for c in &checks {
-                lock::forget_seqs(locks, c.held);
+                locks.forget_seqs(c.held);
             }
         }
         let held = |place: &ThreadNs| {
@@ -188,7 +188,8 @@ impl Save {
         };
         let statements = rows.into_statements(|place| match held(place) {
             None => Numbering::Server,
-            Some(held) => lock::take_seq(locks, held, &place.checkpoint_ns)
+            Some(held) => locks
+                .take_seq(held, &place.checkpoint_ns)
                 .map_or(Numbering::Find, Numbering::Given),
         });
         if statements.parts.is_empty() && checks.is_empty() {
@@ -241,7 +242,7 @@ impl Save {
             Err(e) => return Err(failed(locks, client, &checks, e).await),
         };
         if let (Some((_, held, ns)), Some(Ok(seq))) = (seen, row.map(|r| r.try_get(1))) {
-            lock::saw_seq(locks, held, &ns, seq);
+            locks.saw_seq(held, &ns, seq);
         }
         Ok(())
     }
@@ -297,7 +298,7 @@ async fn failed(
         .and_then(|t| checks.iter().find(|c| c.thread_id == t))
         .or(checks.first());
     match lost {
-        Some(c) => lock::lost_on_server(locks, &c.thread_id, c.held.pid),
+        Some(c) => locks.lost_on_server(&c.thread_id, c.held.pid),
         None => e.into(),
     }
 }

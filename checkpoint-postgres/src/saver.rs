@@ -13,7 +13,7 @@ use stategraph::checkpoint::{
 };
 
 use crate::error::Failure;
-use crate::lock::{self, Locks};
+use crate::lock::Locks;
 use crate::options::PostgresOptions;
 use crate::save::Save;
 use crate::tls::SslMode;
@@ -75,7 +75,9 @@ impl PostgresSaver {
         let mut checked: Vec<&str> = Vec::new();
         for thread in threads {
             if !checked.contains(&thread.as_str()) {
-                let held = lock::held(&self.locks, &self.schema, thread)
+                let held = self
+                    .locks
+                    .held(&self.schema, thread)
                     .map_err(|f| f.during(operation))?;
                 if let Some((held, fence)) = held {
                     save.check_lock(thread, held, &fence);
@@ -262,13 +264,10 @@ impl CheckpointSaver for PostgresSaver {
         thread_id: &'a str,
         wait: Duration,
     ) -> BoxFuture<'a, SaverResult<ThreadLock>> {
-        Box::pin(lock::lock(
-            &self.locks,
-            &self.schema,
-            thread_id,
-            wait,
-            self.options.lock_poll,
-        ))
+        Box::pin(
+            self.locks
+                .lock(&self.schema, thread_id, wait, self.options.lock_poll),
+        )
     }
 
     fn prune<'a>(&'a self, thread_id: &'a str, keep: usize) -> BoxFuture<'a, SaverResult<()>> {
