@@ -5,7 +5,7 @@
 
 mod ast;
 mod attr;
-mod ctxt;
+use stategraph_macro_source::ctxt;
 mod docs;
 mod expand;
 mod name;

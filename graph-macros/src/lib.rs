@@ -4,7 +4,7 @@
 
 mod ast;
 mod attr;
-mod ctxt;
+use stategraph_macro_source::ctxt;
 mod expand;
 mod node;
 mod reducers;

@@ -1,6 +1,8 @@
 //! Support for stategraph's procedural macros (`stategraph-macros`,
 //! `stategraph-agent-macros`; use them through `stategraph` and `stategraph-agent`).
 //!
+//! [`ctxt`] collects every error a macro finds, so one compile reports them all.
+//!
 //! The source file a macro is invoked from, for the mistakes its tokens cannot show:
 //! `#[node]` or `#[tool]` on a function inside an `impl` block (the tokens are those of
 //! a free function), and a user item named like a type `#[derive(GraphState)]`
@@ -11,6 +13,8 @@
 //! parsed (a macro-generated item, a doc-test), or the name is ambiguous, the callers
 //! expand as usual and rustc reports what it finds.
 #![cfg_attr(not(test), deny(clippy::too_many_lines))]
+
+pub mod ctxt;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
