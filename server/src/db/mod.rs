@@ -18,6 +18,7 @@ use crate::hub::{Hub, Notice};
 
 /// A storage failure, or a request the tables refuse.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DbError {
     /// SQLite failed.
     #[error("SQLite: {0}")]
@@ -430,6 +431,38 @@ pub(crate) trait Db: Threads + Queue {
 /// runs' events: run ids are UUIDs, so it never names a run.
 pub(crate) fn thread_events_key(thread_id: &str) -> String {
     format!("thread:{thread_id}")
+}
+
+/// What queueing a run does first to its thread's active runs, by its multitask
+/// strategy: the one decision both backends carry out in their own transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BeforeQueue {
+    /// `enqueue`: nothing; the run waits its turn.
+    Nothing,
+    /// `reject`: a conflict ([`busy`]) when the thread has an active run.
+    RejectIfBusy,
+    /// `interrupt` or `rollback`: the active runs are asked to stop that way.
+    StopActive(&'static str),
+}
+
+impl BeforeQueue {
+    /// The decision for a stored strategy name.
+    pub(crate) fn of(strategy: &str) -> Self {
+        match strategy {
+            "reject" => BeforeQueue::RejectIfBusy,
+            "interrupt" => BeforeQueue::StopActive("interrupt"),
+            "rollback" => BeforeQueue::StopActive("rollback"),
+            _ => BeforeQueue::Nothing,
+        }
+    }
+}
+
+/// The conflict of a `reject` run on a busy thread.
+pub(crate) fn busy(thread_id: &str) -> DbError {
+    DbError::Conflict(format!(
+        "thread {thread_id} is busy with another run: wait for it, or send \
+         `multitask_strategy` enqueue, interrupt or rollback"
+    ))
 }
 
 /// Milliseconds since the Unix epoch, now.

@@ -12,8 +12,8 @@ use tokio_postgres::GenericClient;
 use super::threads::{get_thread, has_active_run, insert_thread};
 use super::{EVENTS_LOCK_CLASS, NOW_MS, PgDb, RUN_COLUMNS, millis, pg, run_row};
 use crate::db::{
-    Claim, DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow, RunStatus,
-    ThreadStatus,
+    BeforeQueue, Claim, DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow,
+    RunStatus, ThreadStatus, busy,
 };
 
 /// The run, if stored; with `lock`, its row stays locked until the transaction ends.
@@ -91,17 +91,11 @@ impl Queue for PgDb {
                     r.thread_id
                 )));
             }
-            match r.multitask_strategy.as_str() {
-                "reject" if has_active_run(&*tx, &r.thread_id).await? => {
-                    return Err(DbError::Conflict(format!(
-                        "thread {} is busy with another run: wait for it, or send \
-                         `multitask_strategy` enqueue, interrupt or rollback",
-                        r.thread_id
-                    )));
+            match BeforeQueue::of(&r.multitask_strategy) {
+                BeforeQueue::RejectIfBusy if has_active_run(&*tx, &r.thread_id).await? => {
+                    return Err(busy(&r.thread_id));
                 }
-                action @ ("interrupt" | "rollback") => {
-                    stop_active(&*tx, &r.thread_id, action).await?;
-                }
+                BeforeQueue::StopActive(action) => stop_active(&*tx, &r.thread_id, action).await?,
                 _ => {}
             }
             let row = tx

@@ -12,8 +12,8 @@ use super::{
     run_row, stop_active,
 };
 use crate::db::{
-    Claim, DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow, RunStatus,
-    ThreadStatus, now_ms, parse_json,
+    BeforeQueue, Claim, DbError, DbResult, EventRow, Finish, Lease, NewRun, Queue, RunRow,
+    RunStatus, ThreadStatus, busy, now_ms, parse_json,
 };
 
 impl Queue for SqliteDb {
@@ -38,15 +38,11 @@ impl Queue for SqliteDb {
                 }
                 Some(_) => {}
             }
-            match r.multitask_strategy.as_str() {
-                "reject" if has_active_run(&tx, &r.thread_id)? => {
-                    return Err(DbError::Conflict(format!(
-                        "thread {} is busy with another run: wait for it, or send \
-                         `multitask_strategy` enqueue, interrupt or rollback",
-                        r.thread_id
-                    )));
+            match BeforeQueue::of(&r.multitask_strategy) {
+                BeforeQueue::RejectIfBusy if has_active_run(&tx, &r.thread_id)? => {
+                    return Err(busy(&r.thread_id));
                 }
-                action @ ("interrupt" | "rollback") => stop_active(&tx, &r.thread_id, action, now)?,
+                BeforeQueue::StopActive(action) => stop_active(&tx, &r.thread_id, action, now)?,
                 _ => {}
             }
             tx.execute(
