@@ -41,6 +41,7 @@ pub type ChunkStream<'a> = BoxStream<'a, Result<MessageChunk, ModelError>>;
 
 /// Why a model gave no reply.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// The model server answered with an error status.
     #[error("the model server at {url} answered HTTP {status}: {body}")]

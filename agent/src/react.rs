@@ -66,6 +66,7 @@ impl Review {
 
 /// Why an agent graph could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
     /// `approve_before` names a tool the agent does not have.
     #[error("approve_before names `{tool}`, which is not one of the agent's tools ({known})")]

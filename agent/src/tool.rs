@@ -41,6 +41,7 @@ pub trait Tool: Send + Sync + 'static {
 /// Why a tool call did not produce a result. Its text is what the model reads in
 /// the error tool message, so it says what to fix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     /// The arguments do not fit the tool's parameters.
     #[error(

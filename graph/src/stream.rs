@@ -94,6 +94,7 @@ impl fmt::Debug for StreamMode {
 /// What a debug event wraps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DebugKind {
     /// A task started.
     Task,

@@ -82,6 +82,7 @@ pub struct OpenAiModel {
 
 /// Why [`OpenAiModel::from_env`] found no usable configuration.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum OpenAiEnvError {
     /// A needed variable is not set (or is empty).
     #[error("the environment variable {variable} is not set: {hint}")]

@@ -85,6 +85,7 @@ impl MessageChunk {
 
 /// Why chunks do not make a message.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ChunkError {
     /// A chunk belongs to another message than the ones before it.
     #[error(
