@@ -1,5 +1,6 @@
 //! `StateGraph<S>`: declaring nodes, edges, joins and conditional edges.
 
+use std::panic::Location;
 use std::sync::Arc;
 
 use crate::cache::CachePolicy;
@@ -209,6 +210,8 @@ pub(crate) struct BranchSpec<S> {
     pub(crate) source: Endpoint,
     pub(crate) router: Router<S>,
     pub(crate) declared: Vec<Endpoint>,
+    /// Where the user's code added it, for `compile`'s problems.
+    pub(crate) added_at: &'static Location<'static>,
 }
 
 /// Declares a graph over state `S`; `compile` checks it and makes it runnable.
@@ -249,6 +252,9 @@ pub(crate) struct BranchSpec<S> {
 pub struct StateGraph<S: GraphState> {
     pub(crate) nodes: Vec<NodeSpec<S>>,
     pub(crate) edges: Vec<(Vec<Endpoint>, Endpoint)>,
+    /// Where the user's code added each edge (beside `edges`), for `compile`'s
+    /// problems.
+    pub(crate) edge_sites: Vec<&'static Location<'static>>,
     pub(crate) branches: Vec<BranchSpec<S>>,
     /// Retry policies in declaration order.
     pub(crate) retry: Vec<(Endpoint, RetryPolicy)>,
@@ -270,6 +276,7 @@ impl<S: GraphState> StateGraph<S> {
         Self {
             nodes: Vec::new(),
             edges: Vec::new(),
+            edge_sites: Vec::new(),
             branches: Vec::new(),
             retry: Vec::new(),
             cache: Vec::new(),
@@ -376,14 +383,17 @@ impl<S: GraphState> StateGraph<S> {
     /// Adds an edge. One source: the target runs in the superstep after the source
     /// ran. Several sources (`[a, b]` or `(a, b)`): a join — the target runs once after
     /// all of them ran, even in different supersteps.
+    #[track_caller]
     pub fn add_edge(&mut self, from: impl IntoSources<S>, to: impl IntoTarget<S>) -> &mut Self {
         self.edges.push((from.into_sources(), to.into_target()));
+        self.edge_sites.push(Location::caller());
         self
     }
 
     /// Adds a conditional edge: after `source` runs, `router` picks the next nodes (or
     /// `END`, or `Send`s) from the state as the source's task left it. Every route must
     /// be one of `declared`; any other is a run error.
+    #[track_caller]
     pub fn add_conditional_edges<R, F>(
         &mut self,
         source: impl IntoSources<S>,
@@ -396,25 +406,31 @@ impl<S: GraphState> StateGraph<S> {
     {
         let router: Router<S> = Arc::new(move |s: &S| router(s).into());
         let declared = declared.into_declared();
+        let added_at = Location::caller();
         for source in source.into_sources() {
             self.branches.push(BranchSpec {
                 source,
                 router: router.clone(),
                 declared: declared.clone(),
+                added_at,
             });
         }
         self
     }
 
     /// Shorthand for `add_edge(START, node)`.
+    #[track_caller]
     pub fn set_entry_point(&mut self, node: impl IntoTarget<S>) -> &mut Self {
         self.edges.push((vec![Endpoint::Start], node.into_target()));
+        self.edge_sites.push(Location::caller());
         self
     }
 
     /// Shorthand for `add_edge(node, END)`.
+    #[track_caller]
     pub fn set_finish_point(&mut self, node: impl IntoSources<S>) -> &mut Self {
         self.edges.push((node.into_sources(), Endpoint::End));
+        self.edge_sites.push(Location::caller());
         self
     }
 

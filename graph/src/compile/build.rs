@@ -1,6 +1,7 @@
 //! Checking a declared [`StateGraph`] and indexing it for the superstep loop.
 
 use std::collections::{HashMap, HashSet};
+use std::panic::Location;
 use std::sync::Arc;
 
 use super::error::{BuildError, BuildProblem};
@@ -250,11 +251,11 @@ impl<'a, S: GraphState> Passes<'a, S> {
         let spec = self.spec;
         let mut start_edges = Vec::new();
         let mut joins = Vec::new();
-        for (sources, target) in &spec.edges {
-            let Some(target_idx) = self.edge_target(sources, target) else {
+        for ((sources, target), at) in spec.edges.iter().zip(&spec.edge_sites) {
+            let Some(target_idx) = self.edge_target(sources, target, at) else {
                 continue;
             };
-            let Some(mut source_idx) = self.edge_sources(sources, target) else {
+            let Some(mut source_idx) = self.edge_sources(sources, target, at) else {
                 continue;
             };
             if sources.len() > 1 {
@@ -281,7 +282,12 @@ impl<'a, S: GraphState> Passes<'a, S> {
     }
 
     /// An edge's target: `Some(None)` for `END`, `None` when it names no node.
-    fn edge_target(&mut self, sources: &[Endpoint], target: &Endpoint) -> Option<Option<usize>> {
+    fn edge_target(
+        &mut self,
+        sources: &[Endpoint],
+        target: &Endpoint,
+        at: &Location<'_>,
+    ) -> Option<Option<usize>> {
         let Endpoint::Node(name) = target else {
             return Some(None);
         };
@@ -294,6 +300,7 @@ impl<'a, S: GraphState> Passes<'a, S> {
             self.problems.push(BuildProblem::UnknownTarget {
                 source_node: source_text,
                 target: name.to_string(),
+                added_at: at.to_string(),
             });
             return None;
         };
@@ -307,7 +314,12 @@ impl<'a, S: GraphState> Passes<'a, S> {
     }
 
     /// An edge's source nodes (none for `START`); `None` when one is wrong.
-    fn edge_sources(&mut self, sources: &[Endpoint], target: &Endpoint) -> Option<Vec<usize>> {
+    fn edge_sources(
+        &mut self,
+        sources: &[Endpoint],
+        target: &Endpoint,
+        at: &Location<'_>,
+    ) -> Option<Vec<usize>> {
         let mut source_idx = Vec::new();
         let mut bad = false;
         for s in sources {
@@ -323,6 +335,7 @@ impl<'a, S: GraphState> Passes<'a, S> {
                         self.problems.push(BuildProblem::UnknownSource {
                             source_node: name.to_string(),
                             target: target.to_string(),
+                            added_at: at.to_string(),
                         });
                         bad = true;
                     }
@@ -348,6 +361,7 @@ impl<'a, S: GraphState> Passes<'a, S> {
                         None => self.problems.push(BuildProblem::UnknownRouteTarget {
                             source_node: b.source.to_string(),
                             target: name.to_string(),
+                            added_at: b.added_at.to_string(),
                         }),
                     },
                 }
@@ -366,6 +380,7 @@ impl<'a, S: GraphState> Passes<'a, S> {
                     None => self.problems.push(BuildProblem::UnknownSource {
                         source_node: name.to_string(),
                         target: "<conditional edge>".into(),
+                        added_at: b.added_at.to_string(),
                     }),
                 },
             }

@@ -36,33 +36,39 @@ pub enum BuildProblem {
     EmptyName,
     /// An edge starts at a node that was never added.
     #[error(
-        "edge from `{source_node}` to `{target}`: `{source_node}` is not a node of this graph; add it with `add_node`"
+        "edge from `{source_node}` to `{target}` (added at {added_at}): `{source_node}` is not a node of this graph; add it with `add_node`"
     )]
     UnknownSource {
         /// The missing source.
         source_node: String,
         /// The edge's target.
         target: String,
+        /// Where the edge was added (`file:line:column`).
+        added_at: String,
     },
     /// An edge ends at a node that was never added.
     #[error(
-        "edge from `{source_node}` to `{target}`: `{target}` is not a node of this graph; add it with `add_node`"
+        "edge from `{source_node}` to `{target}` (added at {added_at}): `{target}` is not a node of this graph; add it with `add_node`"
     )]
     UnknownTarget {
         /// The edge's source.
         source_node: String,
         /// The missing target.
         target: String,
+        /// Where the edge was added (`file:line:column`).
+        added_at: String,
     },
     /// A conditional edge declares a target that was never added.
     #[error(
-        "conditional edge from `{source_node}` declares target `{target}`, which is not a node of this graph"
+        "conditional edge from `{source_node}` (added at {added_at}) declares target `{target}`, which is not a node of this graph; add it with `add_node`"
     )]
     UnknownRouteTarget {
         /// The router's source.
         source_node: String,
         /// The missing target.
         target: String,
+        /// Where the conditional edge was added (`file:line:column`).
+        added_at: String,
     },
     /// An edge targets a node whose input is a `Send` payload.
     #[error(

@@ -32,8 +32,11 @@ fn every_problem_is_reported_at_once() {
     g.add_node_fn("a|b", noop);
     g.add_node_fn("c:d", noop);
     g.add_node_fn("", noop);
+    let to_ghost = line!() + 1;
     g.add_edge(&ok, &ghost);
+    let from_phantom = line!() + 1;
     g.add_edge(&phantom, &ok);
+    let routed = line!() + 1;
     g.add_conditional_edges(&ok, |_: &Shape| Route::end(), (&ghost, END));
     g.retry(&phantom, RetryPolicy::new());
     // And nothing leaves START.
@@ -55,18 +58,6 @@ fn every_problem_is_reported_at_once() {
             character: ':',
         },
         BuildProblem::EmptyName,
-        BuildProblem::UnknownTarget {
-            source_node: "ok".into(),
-            target: "ghost".into(),
-        },
-        BuildProblem::UnknownSource {
-            source_node: "phantom".into(),
-            target: "ok".into(),
-        },
-        BuildProblem::UnknownRouteTarget {
-            source_node: "ok".into(),
-            target: "ghost".into(),
-        },
         BuildProblem::UnknownRetryNode {
             name: "phantom".into(),
         },
@@ -78,9 +69,43 @@ fn every_problem_is_reported_at_once() {
             err.problems
         );
     }
+    // Problems of an edge name the line of the user's code that added it.
+    let at = |line: u32| format!("{}:{line}:", file!());
+    let found = |want: &dyn Fn(&BuildProblem) -> bool| err.problems.iter().any(want);
+    assert!(
+        found(
+            &|p| matches!(p, BuildProblem::UnknownTarget { source_node, target, added_at }
+            if source_node == "ok" && target == "ghost" && added_at.starts_with(&at(to_ghost)))
+        ),
+        "{:#?}",
+        err.problems
+    );
+    assert!(
+        found(
+            &|p| matches!(p, BuildProblem::UnknownSource { source_node, target, added_at }
+            if source_node == "phantom" && target == "ok" && added_at.starts_with(&at(from_phantom)))
+        ),
+        "{:#?}",
+        err.problems
+    );
+    assert!(
+        found(
+            &|p| matches!(p, BuildProblem::UnknownRouteTarget { source_node, target, added_at }
+            if source_node == "ok" && target == "ghost" && added_at.starts_with(&at(routed)))
+        ),
+        "{:#?}",
+        err.problems
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("(added at {}", at(to_ghost))),
+        "the message names the line: {text}"
+    );
+    // The three edge problems checked above, and the rest.
+    let count = expected.len() + 3;
     assert_eq!(
         err.problems.len(),
-        expected.len(),
+        count,
         "unexpected extra problems: {:#?}",
         err.problems
     );
@@ -89,10 +114,10 @@ fn every_problem_is_reported_at_once() {
     // The message lists them all, one per line.
     let text = err.to_string();
     assert!(
-        text.starts_with(&format!("the graph has {} problems:", expected.len())),
+        text.starts_with(&format!("the graph has {count} problems:")),
         "{text}"
     );
-    assert_eq!(text.lines().count(), 1 + expected.len(), "{text}");
+    assert_eq!(text.lines().count(), 1 + count, "{text}");
     for word in [
         "START",
         "dup",
@@ -147,15 +172,16 @@ fn conditional_edge_from_an_unknown_node_and_retry_for_start_are_problems() {
     let mut g = StateGraph::<Shape>::new();
     let ok = g.add_node_fn("ok", noop);
     g.add_edge(START, &ok);
+    let routed = line!() + 1;
     g.add_conditional_edges(&ghost, |_: &Shape| Route::end(), END);
     g.retry(START, RetryPolicy::new());
     let err = g.compile().unwrap_err();
     assert_eq!(err.problems.len(), 2, "{:#?}", err.problems);
     assert!(
-        err.problems.contains(&BuildProblem::UnknownSource {
-            source_node: "ghost".into(),
-            target: "<conditional edge>".into(),
-        }),
+        err.problems.iter().any(|p| matches!(p,
+            BuildProblem::UnknownSource { source_node, target, added_at }
+                if source_node == "ghost" && target == "<conditional edge>"
+                    && added_at.starts_with(&format!("{}:{routed}:", file!())))),
         "{:#?}",
         err.problems
     );
