@@ -238,7 +238,7 @@ async fn update_state(
     }
     let Json(state) = read_state(&app, &id, None, false).await?;
     let state = pick(&state, None);
-    if let Err(e) = super::thread_stream::publish_state_update(&app, &id, state).await {
+    if let Err(e) = crate::lifecycle::publish_state_update(&app, &id, state).await {
         // The update is saved; only the thread streams miss it.
         tracing::warn!(error = %e.detail, thread = %id, "storing a state update event failed");
     }
