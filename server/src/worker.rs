@@ -54,6 +54,12 @@ pub(crate) fn spawn(
             tokio::spawn(async move { work(app, id, shutdown).await })
         })
         .collect();
+    if jobs > 0 {
+        handles.push(tokio::spawn(crate::lifecycle::schedule_crons(
+            app.clone(),
+            shutdown.clone(),
+        )));
+    }
     let sweeper = app.clone();
     let mut stop = shutdown;
     handles.push(tokio::spawn(async move {

@@ -6,9 +6,30 @@ use axum::http::StatusCode;
 use serde_json::{Map, Value};
 
 use crate::app::App;
+use crate::db::{RunRow, RunStatus};
 use crate::error::ApiError;
 use crate::hub::Notice;
-use crate::wire::CancelAction;
+use crate::wire::{CancelAction, MultitaskStrategy};
+
+/// Wakes what a newly queued run concerns: idle workers, the thread's streams,
+/// and — for `interrupt` and `rollback` — the thread's running runs, asked to stop.
+pub(crate) async fn announce_queued(app: &App, row: &RunRow) -> Result<(), ApiError> {
+    app.notify(Notice::Queued).await;
+    app.notify(Notice::Events(crate::db::thread_events_key(&row.thread_id)))
+        .await;
+    if row.multitask_strategy == MultitaskStrategy::Interrupt.as_str()
+        || row.multitask_strategy == MultitaskStrategy::Rollback.as_str()
+    {
+        for other in app
+            .db
+            .list_runs(row.thread_id.clone(), Some(RunStatus::Running), 100, 0)
+            .await?
+        {
+            app.notify(Notice::Cancel(other.run_id)).await;
+        }
+    }
+    Ok(())
+}
 
 /// Waits until the run ends; its output (the thread's values, `__interrupt__` when
 /// it paused, `__error__` when it failed).

@@ -2,10 +2,10 @@
 
 mod assistants;
 mod cancel;
+mod crons;
 mod extract;
 mod guard;
 mod openapi;
-mod prepare;
 mod runs;
 mod state;
 mod store;

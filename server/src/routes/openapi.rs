@@ -34,6 +34,7 @@ use crate::wire::{Health, Info};
         (name = "threads", description = "Conversations: their metadata and status."),
         (name = "state", description = "A thread's state and history."),
         (name = "runs", description = "Runs: queued, streamed, waited for, cancelled."),
+        (name = "crons", description = "Runs on a schedule."),
         (name = "store", description = "The long-term memory store."),
         (name = "server", description = "The server itself."),
     )
@@ -49,6 +50,7 @@ pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
         .merge(super::thread_stream::routes())
         .merge(super::runs::routes())
         .merge(super::cancel::routes())
+        .merge(super::crons::routes())
         .merge(super::store::routes())
         .routes(routes!(info))
 }
@@ -88,7 +90,7 @@ pub(super) async fn ok() -> Json<Health> {
 #[utoipa::path(get, path = "/info", tag = "server",
     responses((status = 200, description = "Its version and flags.", body = Info), Refusals))]
 async fn info() -> Json<Info> {
-    let flags = [("assistants", true), ("crons", false), ("langsmith", false)]
+    let flags = [("assistants", true), ("crons", true), ("langsmith", false)]
         .into_iter()
         .map(|(k, v)| (k.to_string(), Value::Bool(v)))
         .collect::<Map<_, _>>();

@@ -12,18 +12,14 @@ use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::prepare::prepare_run;
 use super::threads::{ThreadPath, thread};
 use super::{Body, Params, page};
 use crate::app::App;
 use crate::db::{NewRun, RunRow, RunStatus};
 use crate::error::{ApiError, Refusals};
 use crate::events::Modes;
-use crate::hub::Notice;
-use crate::lifecycle::{Detach, delete_after, tail, wait_for};
-use crate::wire::{
-    MultitaskStrategy, OnCompletion, OnDisconnect, RUN_FIELDS, Run, RunCreate, check_select, pick,
-};
+use crate::lifecycle::{Detach, announce_queued, delete_after, prepare_run, tail, wait_for};
+use crate::wire::{OnCompletion, OnDisconnect, RUN_FIELDS, Run, RunCreate, check_select, pick};
 
 pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
     OpenApiRouter::new()
@@ -65,21 +61,7 @@ async fn create_run(
 async fn queue_run(app: &App, new: NewRun) -> Result<RunRow, ApiError> {
     app.admit_run(&new.row.thread_id)?;
     let row = app.db.insert_run(new).await?;
-    app.notify(Notice::Queued).await;
-    // Thread streams pick the new run up.
-    app.notify(Notice::Events(crate::db::thread_events_key(&row.thread_id)))
-        .await;
-    if row.multitask_strategy == MultitaskStrategy::Interrupt.as_str()
-        || row.multitask_strategy == MultitaskStrategy::Rollback.as_str()
-    {
-        for other in app
-            .db
-            .list_runs(row.thread_id.clone(), Some(RunStatus::Running), 100, 0)
-            .await?
-        {
-            app.notify(Notice::Cancel(other.run_id)).await;
-        }
-    }
+    announce_queued(app, &row).await?;
     Ok(row)
 }
 

@@ -7,10 +7,14 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 pub(crate) mod chat;
+mod crons;
+mod order;
 mod responses;
 mod runs;
 mod state;
 
+pub(crate) use crons::{CRON_FIELDS, Cron, CronCreate, CronPatch, CronSearch, CronSortBy};
+pub(crate) use order::SortOrder;
 pub(crate) use responses::{
     Assistant, Checkpoint, DrawnEdge, DrawnNode, GraphDrawing, GraphSchemas, Health, Info,
     Interrupt, Item, Namespaces, Run, SearchItems, StateUpdated, Thread, ThreadState, ThreadTask,
@@ -110,14 +114,6 @@ pub(crate) enum ThreadSortBy {
     UpdatedAt,
     /// A thread's state changes with its runs and updates: its `updated_at`.
     StateUpdatedAt,
-}
-
-/// `sort_order` of a search.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum SortOrder {
-    Asc,
-    Desc,
 }
 
 /// The fields of a `Thread`, for `select`.

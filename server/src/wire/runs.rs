@@ -63,9 +63,9 @@ pub(crate) struct RunCreate {
     pub(crate) on_disconnect: Option<OnDisconnect>,
     #[serde(default)]
     pub(crate) on_completion: Option<OnCompletion>,
-    /// Not served: refused with a 422.
+    /// Seconds the run waits (pending) before it may start; cancellable meanwhile.
     #[serde(default)]
-    pub(crate) after_seconds: Option<Value>,
+    pub(crate) after_seconds: Option<f64>,
     /// Not served: refused with a 422.
     #[serde(default)]
     pub(crate) webhook: Option<Value>,
@@ -233,6 +233,16 @@ pub(crate) enum OnCompletion {
     /// Kept (a thread's own runs always keep it).
     #[default]
     Keep,
+}
+
+impl OnCompletion {
+    /// The stored form.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Delete => "delete",
+            Self::Keep => "keep",
+        }
+    }
 }
 
 /// How a cancelled run stops (`action`).

@@ -11,6 +11,8 @@
 //! - `create`: a process killed while 200 thread and run creations are in flight,
 //!   eight times, on PostgreSQL and on SQLite: every thread with a run names its
 //!   graph and shows its run's work through the API.
+//! - `cron`: a cron every second for 30 s while each process (three on PostgreSQL,
+//!   two on SQLite) is killed once and started again: every tick has exactly one run.
 //!
 //! This test binary is its own server process: started with `SG_DRILL_CHILD` set,
 //! `main` serves instead of testing (a `harness = false` test), so the drills need no
@@ -19,6 +21,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod create;
+mod cron;
 mod kill;
 mod pause;
 #[path = "../pg/mod.rs"]
@@ -152,6 +155,8 @@ fn main() {
         ("pause_on_sqlite", Which::PauseSqlite),
         ("kill_while_creating_on_postgres", Which::CreatePostgres),
         ("kill_while_creating_on_sqlite", Which::CreateSqlite),
+        ("cron_on_postgres", Which::CronPostgres),
+        ("cron_on_sqlite", Which::CronSqlite),
     ] {
         // `SG_DRILL_ONLY=pause` runs the drills whose names contain `pause`.
         if std::env::var("SG_DRILL_ONLY").is_ok_and(|only| !name.contains(&only)) {
@@ -167,6 +172,10 @@ fn main() {
                 Box::pin(pause::drill(Backend::postgres(url, "sg_srv_pause")))
             }
             (Which::PauseSqlite, _) => Box::pin(pause::drill(Backend::sqlite())),
+            (Which::CronPostgres, Some(url)) => {
+                Box::pin(cron::drill(Backend::postgres(url, "sg_srv_cron_drill"), 3))
+            }
+            (Which::CronSqlite, _) => Box::pin(cron::drill(Backend::sqlite(), 2)),
             (_, None) => {
                 println!("test {name} ... skipped");
                 continue;
@@ -202,6 +211,8 @@ enum Which {
     PauseSqlite,
     CreatePostgres,
     CreateSqlite,
+    CronPostgres,
+    CronSqlite,
 }
 
 /// Where the drill's processes keep their runs.

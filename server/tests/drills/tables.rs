@@ -164,4 +164,38 @@ impl Tables {
             })
             .collect()
     }
+
+    /// The runs a cron made, as (tick, ticks missed before it), straight from the
+    /// runs table.
+    pub(crate) async fn cron_runs(&self, cron_id: &str) -> Vec<(String, i64)> {
+        match self {
+            Self::Postgres(db) => db
+                .query(
+                    "SELECT metadata->>'cron_tick', coalesce((metadata->>'cron_missed')::bigint, 0)
+                     FROM sg_runs WHERE metadata->>'cron_id' = $1",
+                    &[&cron_id],
+                )
+                .await
+                .expect("the cron's runs")
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect(),
+            Self::Sqlite(path) => {
+                let db = rusqlite::Connection::open(path).expect("the drill's database");
+                db.busy_timeout(Duration::from_secs(5))
+                    .expect("a busy timeout");
+                let mut q = db
+                    .prepare(
+                        "SELECT json_extract(metadata, '$.cron_tick'),
+                                coalesce(json_extract(metadata, '$.cron_missed'), 0)
+                         FROM sg_runs WHERE json_extract(metadata, '$.cron_id') = ?1",
+                    )
+                    .expect("a query");
+                q.query_map([cron_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .expect("the cron's runs")
+                    .map(|r| r.expect("a run"))
+                    .collect()
+            }
+        }
+    }
 }

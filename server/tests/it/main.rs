@@ -10,6 +10,7 @@ mod pg;
 mod browser;
 mod cancel_drill;
 mod clients;
+mod crons;
 mod hostile;
 mod http_api;
 mod http_browsers;

@@ -126,6 +126,7 @@ async fn every_documented_operation_answers_as_documented() {
     state(&mut c).await;
     stateless(&mut c).await;
     store(&mut c).await;
+    crons(&mut c).await;
     // The check refuses what does not match.
     let thread = json!({ "$ref": "#/components/schemas/Thread" });
     let bad = json!({ "thread_id": 7, "status": "idle" });
@@ -471,4 +472,72 @@ async fn store(c: &mut Checked<'_>) {
         )
         .await;
     assert!(gone.is_null(), "{gone}");
+}
+
+async fn crons(c: &mut Checked<'_>) {
+    let (_, t) = c
+        .call("post", "/threads", "/threads", Some(json!({})))
+        .await;
+    let t = t["thread_id"].as_str().expect("a thread id").to_string();
+    let daily = json!({ "assistant_id": "job", "schedule": "0 9 * * *", "input": {} });
+    let (status, made) = c
+        .call("post", "/runs/crons", "/runs/crons", Some(daily.clone()))
+        .await;
+    assert_eq!(status, 200, "{made}");
+    let id = made["cron_id"].as_str().expect("a cron id").to_string();
+    let bad = json!({ "assistant_id": "job", "schedule": "sometimes" });
+    assert_eq!(
+        c.call("post", "/runs/crons", "/runs/crons", Some(bad))
+            .await
+            .0,
+        422
+    );
+    let for_thread = format!("/threads/{t}/runs/crons");
+    let (status, _) = c
+        .call(
+            "post",
+            "/threads/{thread_id}/runs/crons",
+            &for_thread,
+            Some(daily),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let one = format!("/runs/crons/{id}");
+    assert_eq!(
+        c.call("get", "/runs/crons/{cron_id}", &one, None).await.0,
+        200
+    );
+    let paused = json!({ "enabled": false });
+    let (status, cron) = c
+        .call("patch", "/runs/crons/{cron_id}", &one, Some(paused))
+        .await;
+    assert_eq!((status, &cron["enabled"]), (200, &json!(false)));
+    let (status, found) = c
+        .call(
+            "post",
+            "/runs/crons/search",
+            "/runs/crons/search",
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!((status, found.as_array().map(Vec::len)), (200, Some(2)));
+    let (_, n) = c
+        .call(
+            "post",
+            "/runs/crons/count",
+            "/runs/crons/count",
+            Some(json!({ "enabled": false })),
+        )
+        .await;
+    assert_eq!(n, 1);
+    assert_eq!(
+        c.call("delete", "/runs/crons/{cron_id}", &one, None)
+            .await
+            .0,
+        204
+    );
+    assert_eq!(
+        c.call("get", "/runs/crons/{cron_id}", &one, None).await.0,
+        404
+    );
 }

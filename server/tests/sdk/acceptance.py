@@ -23,6 +23,7 @@ import sys
 import time
 import traceback
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 import httpx
@@ -1124,19 +1125,92 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
 
     on_tid.append(("runs.wait with checkpoint_id replays from an old checkpoint (a fork)", fork))
 
-    async def refused_options():
+    async def refused_webhook():
         thread = await new_thread(client, "refused")
-        for option, value in (("after_seconds", 1), ("webhook", "http://127.0.0.1:9/hook")):
-            error = await expect_status(
-                lambda: client.runs.create(thread, aid, input={"topic": TOPIC}, **{option: value}),
-                {422},
-                f"a run with {option}",
-            )
-            expect(option in error_text(error), f"the 422 does not name `{option}`: {error_text(error)}")
+        error = await expect_status(
+            lambda: client.runs.create(thread, aid, input={"topic": TOPIC}, webhook="http://127.0.0.1:9/hook"),
+            {422},
+            "a run with webhook",
+        )
+        expect("webhook" in error_text(error), f"the 422 does not name `webhook`: {error_text(error)}")
         expect(await client.runs.list(thread) == [], "a refused run was created")
 
     if STATEGRAPH:
-        pending.append(check("after_seconds / webhook: 422, not silently ignored (stategraph)", refused_options))
+        pending.append(check("webhook: 422, not silently ignored (stategraph)", refused_webhook))
+
+    async def delayed_run():
+        thread = await new_thread(client, "delayed")
+        asked = time.monotonic()
+        run = await client.runs.create(thread, aid, input={"topic": TOPIC}, after_seconds=1)
+        got = await client.runs.get(thread, run["run_id"])
+        expect(got["status"] == "pending", f"a delayed run started at once: {short(got)}")
+        await client.runs.join(thread, run["run_id"])
+        expect(time.monotonic() - asked >= 1.0, "the run did not wait its after_seconds")
+        state = await client.threads.get_state(thread)
+        expect(state["values"].get("topic") == TOPIC, f"the delayed run did not run: {short(state)}")
+        later = await client.runs.create(thread, aid, input={"topic": TOPIC}, after_seconds=5, multitask_strategy="enqueue")
+        await client.runs.cancel(thread, later["run_id"])
+        cancelled = await client.runs.get(thread, later["run_id"])
+        expect(cancelled["status"] == "interrupted", f"a delayed run cancelled before its start: {short(cancelled)}")
+        await expect_status(
+            lambda: client.runs.create(thread, aid, input={"topic": TOPIC}, after_seconds=-1),
+            {422},
+            "a negative after_seconds",
+        )
+
+    pending.append(check("runs.create after_seconds: pending until then, cancellable", delayed_run))
+
+    async def crons():
+        made = await client.crons.create(
+            aid,
+            schedule="* * * * * *",
+            input={"topic": TOPIC},
+            metadata={"suite": TAG, "cron": "every-second"},
+            on_run_completed="keep",
+        )
+        cron_id = made["cron_id"]
+        for key in ("cron_id", "assistant_id", "thread_id", "schedule", "payload", "next_run_date", "enabled", "metadata", "created_at"):
+            expect(key in made, f"a cron has no `{key}`: {short(made)}")
+        deadline = time.monotonic() + 15
+        while True:
+            threads = await client.threads.search(metadata={"cron_id": cron_id}, limit=50)
+            if len(threads) >= 2:
+                break
+            if time.monotonic() > deadline:
+                raise CheckFailed(f"a cron every second made {len(threads)} runs in 15 s")
+            await asyncio.sleep(0.2)
+        runs = await client.runs.list(threads[0]["thread_id"])
+        expect(runs and runs[0]["metadata"].get("cron_id") == cron_id, f"the cron's run: {short(runs)}")
+        found = await client.crons.search(metadata={"cron": "every-second"})
+        expect([c["cron_id"] for c in found] == [cron_id], f"crons.search(metadata): {short(found)}")
+        expect(await client.crons.count(assistant_id=aid) >= 1, "crons.count(assistant_id)")
+        paused = await client.crons.update(cron_id, enabled=False)
+        expect(paused["enabled"] is False, f"crons.update(enabled=False): {short(paused)}")
+        expect(await client.crons.search(enabled=True, metadata={"cron": "every-second"}) == [], "a paused cron is found as enabled")
+        await client.crons.delete(cron_id)
+        await expect_status(lambda: client.crons.delete(cron_id), {404}, "deleting a deleted cron")
+
+        thread = await new_thread(client, "cron")
+        daily = await client.crons.create_for_thread(
+            thread, aid, schedule="0 9 * * *", timezone="Europe/Paris", input={"topic": TOPIC}
+        )
+        expect(daily["thread_id"] == thread and daily["timezone"] == "Europe/Paris", f"create_for_thread: {short(daily)}")
+        moved = await client.crons.update(daily["cron_id"], schedule="30 6 * * *", timezone="UTC")
+        expect(str(moved["next_run_date"]).endswith("06:30:00.000Z"), f"crons.update(schedule): {short(moved)}")
+        listed = await client.crons.search(thread_id=thread, select=["cron_id", "schedule"])
+        expect(listed == [{"cron_id": daily["cron_id"], "schedule": "30 6 * * *"}], f"crons.search(select): {short(listed)}")
+        for field, options in (
+            ("schedule", {"schedule": "every morning"}),
+            ("timezone", {"schedule": "0 9 * * *", "timezone": "Mars/Olympus"}),
+            ("end_time", {"schedule": "0 9 * * *", "end_time": datetime(2001, 1, 1, tzinfo=timezone.utc)}),
+        ):
+            error = await expect_status(lambda: client.crons.create(aid, **options), {422}, f"a cron with a bad {field}")
+            expect(field in error_text(error), f"the 422 does not name `{field}`: {error_text(error)}")
+        await client.threads.delete(thread)
+        await expect_status(lambda: client.crons.delete(daily["cron_id"]), {404}, "a deleted thread's cron")
+
+    if STATEGRAPH:
+        pending.append(check("crons: create, fire every second, search, count, pause, time zone, delete; bad input 422s", crons))
 
     # ---------------------------------------------------------------- store (sync client)
     def store_checks() -> None:

@@ -6,6 +6,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+mod crons;
 mod queue;
 mod threads;
 
@@ -67,6 +68,23 @@ CREATE TABLE IF NOT EXISTS sg_run_events (
     data JSONB NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
+ALTER TABLE sg_runs ADD COLUMN IF NOT EXISTS run_after BIGINT;
+CREATE TABLE IF NOT EXISTS sg_crons (
+    cron_id TEXT PRIMARY KEY,
+    assistant_id TEXT NOT NULL,
+    thread_id TEXT,
+    schedule TEXT NOT NULL,
+    timezone TEXT,
+    end_time BIGINT,
+    enabled BOOLEAN NOT NULL,
+    on_run_completed TEXT,
+    payload JSONB NOT NULL,
+    metadata JSONB NOT NULL,
+    next_run_at BIGINT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sg_crons_due ON sg_crons (next_run_at) WHERE enabled;
 ";
 
 pub(super) const RUN_COLUMNS: &str = "run_id, thread_id, assistant_id, created_at, updated_at, status, \
@@ -92,6 +110,8 @@ const RELATIONS: &[&str] = &[
     "sg_runs_thread",
     "sg_runs_active",
     "sg_run_events",
+    "sg_crons",
+    "sg_crons_due",
 ];
 
 /// Whether every relation of `SCHEMA` exists in the connection's schema.
@@ -182,7 +202,7 @@ pub(super) fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-fn object(value: Value) -> Map<String, Value> {
+pub(super) fn object(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(map) => map,
         _ => Map::new(),

@@ -74,60 +74,69 @@ async fn lock_held(c: &impl GenericClient, claim: &Claim) -> DbResult<Option<Str
     Ok(still.map(|_| thread_id))
 }
 
+/// Queues `run` in the caller's transaction (see [`Queue::insert_run`]).
+pub(super) async fn insert_run(tx: &impl GenericClient, run: &NewRun) -> DbResult<RunRow> {
+    let r = &run.row;
+    if run.create_thread {
+        insert_thread(tx, &r.thread_id, &run.thread_metadata).await?;
+    }
+    // The thread's row lock makes the strategy's check and the insert one step for
+    // every process.
+    if get_thread(tx, &r.thread_id, true).await?.is_none() {
+        return Err(DbError::Conflict(format!(
+            "thread {} not found",
+            r.thread_id
+        )));
+    }
+    match BeforeQueue::of(&r.multitask_strategy) {
+        BeforeQueue::RejectIfBusy if has_active_run(tx, &r.thread_id).await? => {
+            return Err(busy(&r.thread_id));
+        }
+        BeforeQueue::StopActive(action) => stop_active(tx, &r.thread_id, action).await?,
+        _ => {}
+    }
+    let delay = run.delay.map(millis);
+    let row = tx
+        .query_one(
+            &format!(
+                "INSERT INTO sg_runs (run_id, thread_id, assistant_id, created_at, updated_at, status,
+                     metadata, multitask_strategy, kwargs, run_after)
+                 VALUES ($1, $2, $3, {NOW_MS}, {NOW_MS}, 'pending', $4, $5, $6,
+                     {NOW_MS} + ($7::float8)::bigint)
+                 RETURNING {RUN_COLUMNS}"
+            ),
+            &[
+                &r.run_id,
+                &r.thread_id,
+                &r.assistant_id,
+                &Value::Object(r.metadata.clone()),
+                &r.multitask_strategy,
+                &r.kwargs,
+                &delay,
+            ],
+        )
+        .await?;
+    let row = run_row(&row)?;
+    // Busy, and — a thread created without one — bound to the run's graph, in the
+    // run's own transaction: no crash leaves a run without its graph.
+    tx.execute(
+        &format!(
+            "UPDATE sg_threads SET status = 'busy', updated_at = {NOW_MS},
+                 metadata = CASE WHEN metadata ? 'graph_id' THEN metadata ELSE metadata || $2 END
+             WHERE thread_id = $1"
+        ),
+        &[&r.thread_id, &Value::Object(run.thread_metadata.clone())],
+    )
+    .await?;
+    Ok(row)
+}
+
 impl Queue for PgDb {
     fn insert_run(&self, run: NewRun) -> BoxFuture<'_, DbResult<RunRow>> {
         Box::pin(async move {
             let mut client = self.client().await?;
             let tx = client.transaction().await?;
-            let r = &run.row;
-            if run.create_thread {
-                insert_thread(&*tx, &r.thread_id, &run.thread_metadata).await?;
-            }
-            // The thread's row lock makes the strategy's check and the insert one step
-            // for every process.
-            if get_thread(&*tx, &r.thread_id, true).await?.is_none() {
-                return Err(DbError::Conflict(format!(
-                    "thread {} not found",
-                    r.thread_id
-                )));
-            }
-            match BeforeQueue::of(&r.multitask_strategy) {
-                BeforeQueue::RejectIfBusy if has_active_run(&*tx, &r.thread_id).await? => {
-                    return Err(busy(&r.thread_id));
-                }
-                BeforeQueue::StopActive(action) => stop_active(&*tx, &r.thread_id, action).await?,
-                _ => {}
-            }
-            let row = tx
-                .query_one(
-                    &format!(
-                        "INSERT INTO sg_runs (run_id, thread_id, assistant_id, created_at, updated_at, status,
-                             metadata, multitask_strategy, kwargs)
-                         VALUES ($1, $2, $3, {NOW_MS}, {NOW_MS}, 'pending', $4, $5, $6)
-                         RETURNING {RUN_COLUMNS}"
-                    ),
-                    &[
-                        &r.run_id,
-                        &r.thread_id,
-                        &r.assistant_id,
-                        &Value::Object(r.metadata.clone()),
-                        &r.multitask_strategy,
-                        &r.kwargs,
-                    ],
-                )
-                .await?;
-            let row = run_row(&row)?;
-            // Busy, and — a thread created without one — bound to the run's graph, in
-            // the run's own transaction: no crash leaves a run without its graph.
-            tx.execute(
-                &format!(
-                    "UPDATE sg_threads SET status = 'busy', updated_at = {NOW_MS},
-                         metadata = CASE WHEN metadata ? 'graph_id' THEN metadata ELSE metadata || $2 END
-                     WHERE thread_id = $1"
-                ),
-                &[&r.thread_id, &Value::Object(run.thread_metadata.clone())],
-            )
-            .await?;
+            let row = insert_run(&*tx, &run).await?;
             tx.commit().await?;
             Ok(row)
         })
@@ -271,7 +280,8 @@ impl Queue for PgDb {
                     &format!(
                         "WITH c AS (
                              SELECT r.seq FROM sg_runs r
-                             WHERE (r.status = 'pending' OR (r.status = 'running' AND r.lease_until < now()))
+                             WHERE ((r.status = 'pending' AND (r.run_after IS NULL OR r.run_after <= {NOW_MS}))
+                                    OR (r.status = 'running' AND r.lease_until < now()))
                                AND NOT EXISTS (SELECT 1 FROM sg_runs o WHERE o.thread_id = r.thread_id
                                    AND o.seq <> r.seq AND o.status = 'running' AND o.lease_until >= now())
                                AND NOT EXISTS (SELECT 1 FROM sg_runs o WHERE o.thread_id = r.thread_id

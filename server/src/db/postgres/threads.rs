@@ -156,6 +156,9 @@ impl Threads for PgDb {
             .await?;
             tx.execute("DELETE FROM sg_runs WHERE thread_id = $1", &[&thread_id])
                 .await?;
+            // A thread's crons go with it.
+            tx.execute("DELETE FROM sg_crons WHERE thread_id = $1", &[&thread_id])
+                .await?;
             tx.execute("DELETE FROM sg_threads WHERE thread_id = $1", &[&thread_id])
                 .await?;
             tx.commit().await?;

@@ -4,6 +4,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod crons;
 mod queue;
 mod threads;
 
@@ -54,7 +55,26 @@ CREATE TABLE IF NOT EXISTS sg_run_events (
     data TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sg_crons (
+    cron_id TEXT PRIMARY KEY,
+    assistant_id TEXT NOT NULL,
+    thread_id TEXT,
+    schedule TEXT NOT NULL,
+    timezone TEXT,
+    end_time INTEGER,
+    enabled INTEGER NOT NULL,
+    on_run_completed TEXT,
+    payload TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    next_run_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sg_crons_due ON sg_crons (next_run_at) WHERE enabled = 1;
 ";
+
+/// Columns added to tables of earlier versions, as `(table, column, type)`.
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[("sg_runs", "run_after", "INTEGER")];
 
 pub(super) const RUN_COLUMNS: &str = "run_id, thread_id, assistant_id, created_at, updated_at, status, \
      metadata, multitask_strategy, kwargs, attempt, cancel, output";
@@ -77,6 +97,18 @@ impl SqliteDb {
         // checkpoint saver's commits, which fsync, carry them to the disk with theirs.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
+        for (table, column, kind) in ADDED_COLUMNS {
+            let present: Option<i64> = conn
+                .query_row(
+                    &format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"),
+                    [column],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            if present.is_none() {
+                conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
+            }
+        }
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
         })

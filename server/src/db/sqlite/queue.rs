@@ -20,52 +20,9 @@ impl Queue for SqliteDb {
     fn insert_run(&self, run: NewRun) -> BoxFuture<'_, DbResult<RunRow>> {
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let r = &run.row;
-            let now = now_ms();
-            // A thread that names no graph yet is bound to the run's, in the run's
-            // own transaction: no crash leaves a run without its graph.
-            match get_thread(&tx, &r.thread_id)? {
-                None if !run.create_thread => {
-                    return Err(DbError::Conflict(format!("thread {} not found", r.thread_id)));
-                }
-                None => insert_thread(&tx, &r.thread_id, &run.thread_metadata, now)?,
-                Some(mut t) if !t.metadata.contains_key("graph_id") => {
-                    t.metadata.extend(run.thread_metadata.clone());
-                    tx.execute(
-                        "UPDATE sg_threads SET metadata = ?2 WHERE thread_id = ?1",
-                        params![r.thread_id, Value::Object(t.metadata).to_string()],
-                    )?;
-                }
-                Some(_) => {}
-            }
-            match BeforeQueue::of(&r.multitask_strategy) {
-                BeforeQueue::RejectIfBusy if has_active_run(&tx, &r.thread_id)? => {
-                    return Err(busy(&r.thread_id));
-                }
-                BeforeQueue::StopActive(action) => stop_active(&tx, &r.thread_id, action, now)?,
-                _ => {}
-            }
-            tx.execute(
-                "INSERT INTO sg_runs (run_id, thread_id, assistant_id, created_at, updated_at, status,
-                     metadata, multitask_strategy, kwargs)
-                 VALUES (?1, ?2, ?3, ?4, ?4, 'pending', ?5, ?6, ?7)",
-                params![
-                    r.run_id,
-                    r.thread_id,
-                    r.assistant_id,
-                    now,
-                    Value::Object(r.metadata.clone()).to_string(),
-                    r.multitask_strategy,
-                    r.kwargs.to_string()
-                ],
-            )?;
-            tx.execute(
-                "UPDATE sg_threads SET status = 'busy', updated_at = ?2 WHERE thread_id = ?1",
-                params![r.thread_id, now],
-            )?;
-            let row = get_run(&tx, &r.run_id)?;
+            let row = insert_run(&tx, &run)?;
             tx.commit()?;
-            row.ok_or_else(|| DbError::Task("an inserted run vanished".into()))
+            Ok(row)
         })
     }
 
@@ -179,7 +136,8 @@ impl Queue for SqliteDb {
             let id: Option<String> = tx
                 .query_row(
                     "SELECT r.run_id FROM sg_runs r
-                     WHERE (r.status = 'pending' OR (r.status = 'running' AND r.lease_until < ?1))
+                     WHERE ((r.status = 'pending' AND (r.run_after IS NULL OR r.run_after <= ?1))
+                            OR (r.status = 'running' AND r.lease_until < ?1))
                        AND NOT EXISTS (SELECT 1 FROM sg_runs o WHERE o.thread_id = r.thread_id
                            AND o.seq <> r.seq AND o.status = 'running' AND o.lease_until >= ?1)
                        AND NOT EXISTS (SELECT 1 FROM sg_runs o WHERE o.thread_id = r.thread_id
@@ -377,4 +335,59 @@ impl Queue for SqliteDb {
             Ok(n as u64)
         })
     }
+}
+
+/// Queues `run` in the caller's transaction (see [`Queue::insert_run`]).
+pub(super) fn insert_run(tx: &rusqlite::Connection, run: &NewRun) -> DbResult<RunRow> {
+    let r = &run.row;
+    let now = now_ms();
+    // A thread that names no graph yet is bound to the run's, in the run's own
+    // transaction: no crash leaves a run without its graph.
+    match get_thread(tx, &r.thread_id)? {
+        None if !run.create_thread => {
+            return Err(DbError::Conflict(format!(
+                "thread {} not found",
+                r.thread_id
+            )));
+        }
+        None => insert_thread(tx, &r.thread_id, &run.thread_metadata, now)?,
+        Some(mut t) if !t.metadata.contains_key("graph_id") => {
+            t.metadata.extend(run.thread_metadata.clone());
+            tx.execute(
+                "UPDATE sg_threads SET metadata = ?2 WHERE thread_id = ?1",
+                params![r.thread_id, Value::Object(t.metadata).to_string()],
+            )?;
+        }
+        Some(_) => {}
+    }
+    match BeforeQueue::of(&r.multitask_strategy) {
+        BeforeQueue::RejectIfBusy if has_active_run(tx, &r.thread_id)? => {
+            return Err(busy(&r.thread_id));
+        }
+        BeforeQueue::StopActive(action) => stop_active(tx, &r.thread_id, action, now)?,
+        _ => {}
+    }
+    let run_after = run
+        .delay
+        .map(|d| now.saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)));
+    tx.execute(
+        "INSERT INTO sg_runs (run_id, thread_id, assistant_id, created_at, updated_at, status,
+             metadata, multitask_strategy, kwargs, run_after)
+         VALUES (?1, ?2, ?3, ?4, ?4, 'pending', ?5, ?6, ?7, ?8)",
+        params![
+            r.run_id,
+            r.thread_id,
+            r.assistant_id,
+            now,
+            Value::Object(r.metadata.clone()).to_string(),
+            r.multitask_strategy,
+            r.kwargs.to_string(),
+            run_after
+        ],
+    )?;
+    tx.execute(
+        "UPDATE sg_threads SET status = 'busy', updated_at = ?2 WHERE thread_id = ?1",
+        params![r.thread_id, now],
+    )?;
+    get_run(tx, &r.run_id)?.ok_or_else(|| DbError::Task("an inserted run vanished".into()))
 }

@@ -102,6 +102,8 @@ impl Threads for SqliteDb {
                 [&crate::db::thread_events_key(&thread_id)],
             )?;
             tx.execute("DELETE FROM sg_runs WHERE thread_id = ?1", [&thread_id])?;
+            // A thread's crons go with it.
+            tx.execute("DELETE FROM sg_crons WHERE thread_id = ?1", [&thread_id])?;
             let n = tx.execute("DELETE FROM sg_threads WHERE thread_id = ?1", [&thread_id])?;
             tx.commit()?;
             Ok(n > 0)

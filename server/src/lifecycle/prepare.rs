@@ -25,7 +25,7 @@ struct Cleaned {
 
 /// Checks a run request for `thread_id` (a new thread for a stateless run) without
 /// writing anything; the run to queue.
-pub(super) async fn prepare_run(
+pub(crate) async fn prepare_run(
     app: &App,
     thread_id: Option<String>,
     mut req: RunCreate,
@@ -76,7 +76,23 @@ pub(super) async fn prepare_run(
         row: run,
         create_thread,
         thread_metadata,
+        delay: delay_of(req.after_seconds)?,
     })
+}
+
+/// `after_seconds`: how long the run waits before a worker may claim it.
+fn delay_of(after_seconds: Option<f64>) -> Result<Option<std::time::Duration>, ApiError> {
+    match after_seconds {
+        None | Some(0.0) => Ok(None),
+        Some(s) => std::time::Duration::try_from_secs_f64(s)
+            .map(Some)
+            .map_err(|_| {
+                ApiError::invalid(
+                    "$.after_seconds",
+                    format!("{s} is not a delay: give a number of seconds, 0 or more"),
+                )
+            }),
+    }
 }
 
 /// The thread, if it exists: a 404 when it does not and the run may not create it,
@@ -104,9 +120,7 @@ async fn existing_thread(
 /// Options this server does not serve are refused, not ignored.
 fn refuse_unserved(req: &RunCreate) -> Result<(), ApiError> {
     let given = |v: &Option<Value>| v.as_ref().is_some_and(|v| !v.is_null());
-    let field = if given(&req.after_seconds) {
-        "after_seconds"
-    } else if given(&req.webhook) {
+    let field = if given(&req.webhook) {
         "webhook"
     } else if given(&req.feedback_keys) {
         "feedback_keys"
