@@ -85,6 +85,10 @@ pub(crate) struct App {
     pub(crate) requests_per_client: crate::rate::Windows,
     /// Turns true when the server shuts down: open streams and waits end then.
     pub(crate) stopping: tokio::sync::watch::Receiver<bool>,
+    /// The client webhook calls go through, and its configuration.
+    pub(crate) webhooks: crate::webhook::Sender,
+    /// Wakes this process's deliverer when one of its runs queued a call.
+    pub(crate) deliveries: tokio::sync::Notify,
 }
 
 impl App {

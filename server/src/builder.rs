@@ -48,6 +48,7 @@ pub struct Server {
     allowed_hosts: Vec<String>,
     limits: Limits,
     worker_id: Option<String>,
+    webhooks: crate::Webhooks,
 }
 
 impl Default for Server {
@@ -85,6 +86,7 @@ impl Server {
                 strict_input: false,
             },
             worker_id: None,
+            webhooks: crate::Webhooks::new(),
         }
     }
 
@@ -375,6 +377,15 @@ impl Server {
         self
     }
 
+    /// Where a run's `webhook` may point, how calls are signed and how long and how
+    /// often they are tried (default [`Webhooks::new`](crate::Webhooks::new): public
+    /// hosts only, unsigned).
+    #[must_use]
+    pub fn webhooks(mut self, webhooks: crate::Webhooks) -> Self {
+        self.webhooks = webhooks;
+        self
+    }
+
     /// This process's name in leases and logs (default: random).
     #[must_use]
     pub fn worker_id(mut self, id: impl Into<String>) -> Self {
@@ -447,6 +458,7 @@ impl Server {
             Ok(n) => tracing::info!(runs = n, "took back the runs a stopped process held"),
             Err(e) => return Err(ServerError::Database(e)),
         }
+        let webhooks = crate::webhook::Sender::new(self.webhooks).map_err(ServerError::Webhooks)?;
         let (stop, stopping) = watch::channel(false);
         let app = App {
             assistants,
@@ -462,6 +474,8 @@ impl Server {
             runs_per_thread: Default::default(),
             requests_per_client: Default::default(),
             stopping,
+            webhooks,
+            deliveries: tokio::sync::Notify::new(),
         };
         Ok((Arc::new(app), self.jobs, worker, stop))
     }

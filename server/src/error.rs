@@ -206,4 +206,7 @@ pub enum ServerError {
     /// The HTTP server failed.
     #[error("the HTTP server failed")]
     Serve(#[source] std::io::Error),
+    /// The webhook client could not be made (its TLS roots).
+    #[error("cannot make the webhook client: {0}")]
+    Webhooks(String),
 }

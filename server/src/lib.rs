@@ -20,6 +20,7 @@ mod rate;
 mod rollback;
 mod routes;
 mod served;
+mod webhook;
 mod wire;
 mod worker;
 
@@ -27,3 +28,4 @@ pub use builder::{Running, Server};
 pub use cors::Cors;
 pub use db::DbError;
 pub use error::{ApiError, ServerError};
+pub use webhook::Webhooks;

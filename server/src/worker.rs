@@ -59,6 +59,10 @@ pub(crate) fn spawn(
             app.clone(),
             shutdown.clone(),
         )));
+        handles.push(tokio::spawn(crate::webhook::deliver_webhooks(
+            app.clone(),
+            shutdown.clone(),
+        )));
     }
     let sweeper = app.clone();
     let mut stop = shutdown;
@@ -427,6 +431,12 @@ async fn finish(
     output: Value,
     delete_run: bool,
 ) {
+    let webhook = if delete_run {
+        None
+    } else {
+        crate::webhook::delivery_of(run, status, values.as_ref(), &output)
+    };
+    let calls = webhook.is_some();
     let finish = Finish {
         status,
         thread_status,
@@ -434,9 +444,13 @@ async fn finish(
         interrupts,
         output,
         delete_run,
+        webhook,
     };
     match app.db.finish_run(claim.clone(), finish).await {
         Ok(true) => {
+            if calls {
+                app.deliveries.notify_one();
+            }
             append(app, &run.run_id, vec![("end".into(), Value::Null)]).await;
             app.notify(Notice::Ended(run.run_id.clone())).await;
         }

@@ -1,5 +1,6 @@
-//! The server's own tables — threads, runs (the run queue), run events and crons —
-//! behind one object-safe trait with a SQLite and a PostgreSQL implementation.
+//! The server's own tables — threads, runs (the run queue), run events, crons and the
+//! webhook outbox — behind one object-safe trait with a SQLite and a PostgreSQL
+//! implementation.
 //!
 //! Checkpoints are not here: they live in the graph's checkpoint saver, on the same
 //! database. These tables hold what the API adds around them: thread metadata and
@@ -7,16 +8,18 @@
 //! (kept so a client can re-attach to a run and replay from `Last-Event-ID`).
 
 mod crons;
+mod outbox;
 pub(crate) mod postgres;
 mod rows;
 pub(crate) mod sqlite;
 
 pub(crate) use crons::{CronOrder, CronQuery, CronRow, Crons, Fired, Firing, order_crons};
+pub(crate) use outbox::{DeliveryRow, Outbox};
 pub use rows::DbError;
 pub(crate) use rows::{
-    BeforeQueue, Claim, DbResult, EventRow, Finish, Lease, NewRun, RunRow, RunStatus, ThreadOrder,
-    ThreadQuery, ThreadRow, ThreadStatus, busy, contains, now_ms, parse_json, parse_object,
-    thread_events_key,
+    BeforeQueue, Claim, DbResult, EventRow, Finish, Lease, NewDelivery, NewRun, RunRow, RunStatus,
+    ThreadOrder, ThreadQuery, ThreadRow, ThreadStatus, busy, contains, now_ms, parse_json,
+    parse_object, thread_events_key,
 };
 
 use std::time::Duration;
@@ -130,7 +133,7 @@ pub(crate) trait Queue: Send + Sync + 'static {
 }
 
 /// Storage for threads, runs and run events, and the wake-ups between processes.
-pub(crate) trait Db: Threads + Queue + Crons {
+pub(crate) trait Db: Threads + Queue + Crons + Outbox {
     /// Tells the other processes on this database (`NOTIFY`); a no-op where there
     /// are none (SQLite: one process).
     fn publish(&self, notice: &Notice) -> BoxFuture<'_, DbResult<()>> {

@@ -296,6 +296,17 @@ pub struct Finish {
     pub output: Value,
     /// Delete the run's row instead (a rollback).
     pub delete_run: bool,
+    /// A webhook to call about the run's end: queued in the same transaction.
+    pub webhook: Option<NewDelivery>,
+}
+
+/// A webhook call to queue: where, and the JSON to POST.
+#[derive(Clone, Debug)]
+pub struct NewDelivery {
+    /// The URL the run was created with.
+    pub url: String,
+    /// The run's end, as the webhook's body.
+    pub body: Value,
 }
 
 /// The key a thread's own events (its state updates) are stored under beside its

@@ -45,7 +45,14 @@ pub(crate) async fn prepare_run(
     let existing = existing_thread(app, &thread_id, create_thread, graph.as_ref()).await?;
     refuse_unserved(&req)?;
     let cleaned = clean_input(app, &mut req, graph.as_ref())?;
-    let kwargs = kwargs_of(&req, graph.as_ref(), stateless)?;
+    let mut kwargs = kwargs_of(&req, graph.as_ref(), stateless)?;
+    if let Some(url) = &req.webhook {
+        let allow = &app.webhooks.config.allowed;
+        let url = crate::webhook::check_url(url, allow)
+            .await
+            .map_err(|why| ApiError::invalid("$.webhook", why))?;
+        kwargs.webhook = Some(url.to_string());
+    }
     let request = RunRequest::of(&thread_id, "", kwargs.clone(), Map::new())?;
     graph.check(&request)?;
     check_against_thread(app, &thread_id, existing.as_ref(), &request).await?;
@@ -120,9 +127,7 @@ async fn existing_thread(
 /// Options this server does not serve are refused, not ignored.
 fn refuse_unserved(req: &RunCreate) -> Result<(), ApiError> {
     let given = |v: &Option<Value>| v.as_ref().is_some_and(|v| !v.is_null());
-    let field = if given(&req.webhook) {
-        "webhook"
-    } else if given(&req.feedback_keys) {
+    let field = if given(&req.feedback_keys) {
         "feedback_keys"
     } else if given(&req.langsmith_tracer) {
         "langsmith_tracer"
@@ -213,6 +218,7 @@ fn kwargs_of(req: &RunCreate, graph: &dyn Served, stateless: bool) -> Result<Run
         } else {
             OnCompletion::Keep
         }),
+        webhook: None,
     })
 }
 

@@ -66,9 +66,9 @@ pub(crate) struct RunCreate {
     /// Seconds the run waits (pending) before it may start; cancellable meanwhile.
     #[serde(default)]
     pub(crate) after_seconds: Option<f64>,
-    /// Not served: refused with a 422.
+    /// A URL the run's end is POSTed to (see [`Webhooks`](crate::Webhooks)).
     #[serde(default)]
-    pub(crate) webhook: Option<Value>,
+    pub(crate) webhook: Option<String>,
     /// A resume is always strict here (one for a thread waiting on nothing is a 409,
     /// an answer to an unknown interrupt fails the run): accepted either way.
     #[serde(default)]
@@ -173,6 +173,9 @@ pub(crate) struct RunKwargs {
     pub(crate) context: Option<Value>,
     #[serde(default)]
     pub(crate) on_completion: OnCompletion,
+    /// Where the run's end is POSTed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) webhook: Option<String>,
 }
 
 /// What a run does when its thread has an active run (`multitask_strategy`).

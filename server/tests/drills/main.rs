@@ -11,6 +11,9 @@
 //! - `create`: a process killed while 200 thread and run creations are in flight,
 //!   eight times, on PostgreSQL and on SQLite: every thread with a run names its
 //!   graph and shows its run's work through the API.
+//! - `webhook`: a run's webhook call to a receiver that fails twice and is then
+//!   slow, its process killed at the first call and in the middle of the slow one:
+//!   one idempotency key, the call made.
 //! - `cron`: a cron every second for 30 s while each process (three on PostgreSQL,
 //!   two on SQLite) is killed once and started again: every tick has exactly one run.
 //!
@@ -27,6 +30,7 @@ mod pause;
 #[path = "../pg/mod.rs"]
 mod pg;
 mod tables;
+mod webhook;
 
 use std::io::Write;
 use std::process::Stdio;
@@ -36,7 +40,7 @@ use serde_json::{Value, json};
 use stategraph::checkpoint::ListOptions;
 use stategraph::prelude::*;
 use stategraph_postgres::PostgresOptions;
-use stategraph_server::Server;
+use stategraph_server::{Server, Webhooks};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -155,6 +159,8 @@ fn main() {
         ("pause_on_sqlite", Which::PauseSqlite),
         ("kill_while_creating_on_postgres", Which::CreatePostgres),
         ("kill_while_creating_on_sqlite", Which::CreateSqlite),
+        ("webhook_on_postgres", Which::WebhookPostgres),
+        ("webhook_on_sqlite", Which::WebhookSqlite),
         ("cron_on_postgres", Which::CronPostgres),
         ("cron_on_sqlite", Which::CronSqlite),
     ] {
@@ -176,6 +182,10 @@ fn main() {
                 Box::pin(cron::drill(Backend::postgres(url, "sg_srv_cron_drill"), 3))
             }
             (Which::CronSqlite, _) => Box::pin(cron::drill(Backend::sqlite(), 2)),
+            (Which::WebhookPostgres, Some(url)) => {
+                Box::pin(webhook::drill(Backend::postgres(url, "sg_srv_hook_drill")))
+            }
+            (Which::WebhookSqlite, _) => Box::pin(webhook::drill(Backend::sqlite())),
             (_, None) => {
                 println!("test {name} ... skipped");
                 continue;
@@ -213,6 +223,8 @@ enum Which {
     CreateSqlite,
     CronPostgres,
     CronSqlite,
+    WebhookPostgres,
+    WebhookSqlite,
 }
 
 /// Where the drill's processes keep their runs.
@@ -272,6 +284,11 @@ async fn serve(name: String) {
         .graph("drill", drill_graph())
         .graph("quick", quick_graph())
         .lease(lease)
+        .webhooks(
+            Webhooks::new()
+                .allow("127.0.0.1")
+                .timeout(Duration::from_secs(2)),
+        )
         .workers(WORKERS_PER_PROCESS)
         .worker_id(name);
     let server = match std::env::var("SG_DRILL_SQLITE") {

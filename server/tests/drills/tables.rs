@@ -198,4 +198,29 @@ impl Tables {
             }
         }
     }
+
+    /// The state of the webhook call a run queued (`pending`, `delivered`, `failed`).
+    pub(crate) async fn webhook_state(&self, run_id: &str) -> Option<String> {
+        match self {
+            Self::Postgres(db) => db
+                .query_opt(
+                    "SELECT state FROM sg_webhooks WHERE run_id = $1",
+                    &[&run_id],
+                )
+                .await
+                .expect("the call's state")
+                .map(|r| r.get(0)),
+            Self::Sqlite(path) => {
+                let db = rusqlite::Connection::open(path).expect("the drill's database");
+                db.busy_timeout(Duration::from_secs(5))
+                    .expect("a busy timeout");
+                db.query_row(
+                    "SELECT state FROM sg_webhooks WHERE run_id = ?1",
+                    [run_id],
+                    |r| r.get(0),
+                )
+                .ok()
+            }
+        }
+    }
 }

@@ -43,6 +43,8 @@ async fn langgraph_sdk_drives_the_server() -> Result<(), Box<dyn std::error::Err
         .graph("research", stategraph_examples::research::graph())
         .graph("agent", chat_agent()?)
         .sqlite(dir.path().join("server.sqlite"))
+        // The script's webhook receiver listens on loopback.
+        .webhooks(stategraph_server::Webhooks::new().allow("127.0.0.1"))
         .bind("127.0.0.1:0")
         .await?;
     let url = format!("http://{}", running.local_addr());

@@ -26,3 +26,4 @@ mod studio;
 mod studio_browser;
 mod thread_stream;
 mod use_stream;
+mod webhooks;

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 mod crons;
+mod outbox;
 mod queue;
 mod threads;
 
@@ -85,6 +86,19 @@ CREATE TABLE IF NOT EXISTS sg_crons (
     updated_at BIGINT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sg_crons_due ON sg_crons (next_run_at) WHERE enabled;
+CREATE TABLE IF NOT EXISTS sg_webhooks (
+    delivery_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    url TEXT NOT NULL,
+    body JSONB NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    ended_at BIGINT,
+    last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS sg_webhooks_due ON sg_webhooks (next_attempt_at) WHERE state = 'pending';
 ";
 
 pub(super) const RUN_COLUMNS: &str = "run_id, thread_id, assistant_id, created_at, updated_at, status, \
@@ -112,6 +126,8 @@ const RELATIONS: &[&str] = &[
     "sg_run_events",
     "sg_crons",
     "sg_crons_due",
+    "sg_webhooks",
+    "sg_webhooks_due",
 ];
 
 /// Whether every relation of `SCHEMA` exists in the connection's schema.

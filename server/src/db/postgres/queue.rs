@@ -376,6 +376,16 @@ impl Queue for PgDb {
                 )
                 .await?;
             }
+            if let Some(hook) = &finish.webhook {
+                tx.execute(
+                    &format!(
+                        "INSERT INTO sg_webhooks (delivery_id, run_id, url, body, state, next_attempt_at, created_at)
+                         VALUES ($1, $2, $3, $4, 'pending', {NOW_MS}, {NOW_MS})"
+                    ),
+                    &[&uuid::Uuid::new_v4().to_string(), &run_id, &hook.url, &hook.body],
+                )
+                .await?;
+            }
             let status = if has_active_run(&*tx, &thread_id).await? {
                 ThreadStatus::Busy
             } else {

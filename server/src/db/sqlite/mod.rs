@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod crons;
+mod outbox;
 mod queue;
 mod threads;
 
@@ -71,6 +72,19 @@ CREATE TABLE IF NOT EXISTS sg_crons (
     updated_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sg_crons_due ON sg_crons (next_run_at) WHERE enabled = 1;
+CREATE TABLE IF NOT EXISTS sg_webhooks (
+    delivery_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    url TEXT NOT NULL,
+    body TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    ended_at INTEGER,
+    last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS sg_webhooks_due ON sg_webhooks (next_attempt_at) WHERE state = 'pending';
 ";
 
 /// Columns added to tables of earlier versions, as `(table, column, type)`.

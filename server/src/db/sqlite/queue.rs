@@ -233,6 +233,19 @@ impl Queue for SqliteDb {
                     params![run_id, finish.status.as_str(), finish.output.to_string(), now],
                 )?;
             }
+            if let Some(hook) = &finish.webhook {
+                tx.execute(
+                    "INSERT INTO sg_webhooks (delivery_id, run_id, url, body, state, next_attempt_at, created_at)
+                     VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5)",
+                    params![
+                        uuid::Uuid::new_v4().to_string(),
+                        run_id,
+                        hook.url,
+                        hook.body.to_string(),
+                        now
+                    ],
+                )?;
+            }
             let status = if has_active_run(&tx, &thread_id)? {
                 ThreadStatus::Busy
             } else {
