@@ -42,6 +42,19 @@ impl Assistant {
     }
 }
 
+/// An assistant a request names, found: a system one (a served graph) or a stored
+/// one, with the graph it runs and the configuration and context its runs start
+/// from.
+pub(crate) struct Found {
+    pub(crate) id: String,
+    pub(crate) graph: Arc<dyn Served>,
+    pub(crate) config: Map<String, Value>,
+    pub(crate) context: Map<String, Value>,
+    pub(crate) wire: crate::wire::Assistant,
+    /// Made from code at start-up (not changeable through the API).
+    pub(crate) system: bool,
+}
+
 /// The limits a server enforces.
 #[derive(Clone, Debug)]
 pub(crate) struct Limits {
@@ -101,6 +114,50 @@ impl App {
                 let known: Vec<&str> = self.assistants.keys().map(String::as_str).collect();
                 ApiError::not_found(format!(
                     "assistant {id} (serving graphs: {})",
+                    known.join(", ")
+                ))
+            })
+    }
+
+    /// The assistant named by `id`: a served graph (by its name or assistant id), or
+    /// one made through the API; a 404 otherwise.
+    pub(crate) async fn find_assistant(&self, id: &str) -> Result<Found, ApiError> {
+        if let Ok(a) = self.assistant(id) {
+            return Ok(Found {
+                id: a.id.clone(),
+                graph: a.graph.clone(),
+                config: Map::new(),
+                context: Map::new(),
+                wire: a.wire(),
+                system: true,
+            });
+        }
+        let Some(row) = self.db.get_assistant(id.to_string()).await? else {
+            return Err(self
+                .assistant(id)
+                .err()
+                .unwrap_or_else(|| ApiError::not_found(format!("assistant {id}"))));
+        };
+        let graph = self.graph_named(&row.graph_id)?;
+        Ok(Found {
+            id: row.assistant_id.clone(),
+            graph,
+            wire: crate::wire::Assistant::from(&row),
+            config: row.config,
+            context: row.context,
+            system: false,
+        })
+    }
+
+    /// The served graph named `graph_id`; a 404 naming the served ones otherwise.
+    pub(crate) fn graph_named(&self, graph_id: &str) -> Result<Arc<dyn Served>, ApiError> {
+        self.assistants
+            .get(graph_id)
+            .map(|a| a.graph.clone())
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.assistants.keys().map(String::as_str).collect();
+                ApiError::not_found(format!(
+                    "graph {graph_id} (serving graphs: {})",
                     known.join(", ")
                 ))
             })

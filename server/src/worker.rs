@@ -176,10 +176,13 @@ async fn execute(
     shutdown: &mut watch::Receiver<bool>,
 ) -> bool {
     // A run claimed again (its worker died or stalled) continues from what it saved.
-    let prepared = app
-        .assistant(&run.assistant_id)
-        .map_err(|e| e.detail)
-        .and_then(|a| Ok((a.graph.clone(), request_of(&run, held.lease.clone())?)));
+    let prepared = request_of(&run, held.lease.clone()).and_then(|request| {
+        let graph = match &request.graph_id {
+            Some(graph_id) => app.graph_named(graph_id),
+            None => app.assistant(&run.assistant_id).map(|a| a.graph.clone()),
+        };
+        Ok((graph.map_err(|e| e.detail)?, request))
+    });
     let (graph, request) = match prepared {
         Ok(both) => both,
         Err(e) => {

@@ -1,5 +1,5 @@
-//! The server's own tables — threads, runs (the run queue), run events, crons and the
-//! webhook outbox — behind one object-safe trait with a SQLite and a PostgreSQL
+//! The server's own tables — threads, runs (the run queue), run events, crons, the
+//! webhook outbox and assistants — behind one object-safe trait with a SQLite and a PostgreSQL
 //! implementation.
 //!
 //! Checkpoints are not here: they live in the graph's checkpoint saver, on the same
@@ -7,12 +7,14 @@
 //! status, each run's request and lifecycle, its lease, and the events it streamed
 //! (kept so a client can re-attach to a run and replay from `Last-Event-ID`).
 
+mod assistants;
 mod crons;
 mod outbox;
 pub(crate) mod postgres;
 mod rows;
 pub(crate) mod sqlite;
 
+pub(crate) use assistants::{AssistantChange, AssistantRow, Assistants};
 pub(crate) use crons::{CronOrder, CronQuery, CronRow, Crons, Fired, Firing, order_crons};
 pub(crate) use outbox::{DeliveryRow, Outbox};
 pub use rows::DbError;
@@ -133,7 +135,7 @@ pub(crate) trait Queue: Send + Sync + 'static {
 }
 
 /// Storage for threads, runs and run events, and the wake-ups between processes.
-pub(crate) trait Db: Threads + Queue + Crons + Outbox {
+pub(crate) trait Db: Threads + Queue + Crons + Outbox + Assistants {
     /// Tells the other processes on this database (`NOTIFY`); a no-op where there
     /// are none (SQLite: one process).
     fn publish(&self, notice: &Notice) -> BoxFuture<'_, DbResult<()>> {

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::app::App;
+use crate::app::{App, Found};
 use crate::db::{NewRun, RunRow, RunStatus, ThreadRow, ThreadStatus};
 use crate::error::ApiError;
 use crate::events::Modes;
@@ -36,8 +36,9 @@ pub(crate) async fn prepare_run(
             "required: the graph to run (its name or assistant id)",
         ));
     }
-    let assistant = app.assistant(&req.assistant_id)?;
+    let assistant = app.find_assistant(&req.assistant_id).await?;
     let graph = assistant.graph.clone();
+    start_from_assistant(&assistant, &mut req);
     let stateless = thread_id.is_none();
     let thread_id = thread_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let strategy = req.multitask_strategy.unwrap_or_default();
@@ -46,6 +47,7 @@ pub(crate) async fn prepare_run(
     refuse_unserved(&req)?;
     let cleaned = clean_input(app, &mut req, graph.as_ref())?;
     let mut kwargs = kwargs_of(&req, graph.as_ref(), stateless)?;
+    kwargs.graph_id = Some(graph.name().to_string());
     if let Some(url) = &req.webhook {
         let allow = &app.webhooks.config.allowed;
         let url = crate::webhook::check_url(url, allow)
@@ -121,6 +123,41 @@ async fn existing_thread(
             _ => Ok(existing),
         },
         None => Ok(None),
+    }
+}
+
+/// A run of an assistant made through the API starts from its configuration and
+/// context: the run's own `config` fields win (its `configurable` and `metadata`
+/// merged over the assistant's, key by key), and so do its context's keys.
+fn start_from_assistant(assistant: &Found, req: &mut RunCreate) {
+    if !assistant.config.is_empty() {
+        let mut config = assistant.config.clone();
+        if let Some(Value::Object(run)) = req.config.take() {
+            for (key, value) in run {
+                match (config.get_mut(&key), value) {
+                    (Some(Value::Object(base)), Value::Object(over))
+                        if key == "configurable" || key == "metadata" =>
+                    {
+                        base.extend(over);
+                    }
+                    (_, value) => {
+                        config.insert(key, value);
+                    }
+                }
+            }
+        }
+        req.config = Some(Value::Object(config));
+    }
+    if !assistant.context.is_empty() {
+        req.context = match req.context.take() {
+            None | Some(Value::Null) => Some(Value::Object(assistant.context.clone())),
+            Some(Value::Object(run)) => {
+                let mut context = assistant.context.clone();
+                context.extend(run);
+                Some(Value::Object(context))
+            }
+            Some(other) => Some(other),
+        };
     }
 }
 
@@ -219,6 +256,7 @@ fn kwargs_of(req: &RunCreate, graph: &dyn Served, stateless: bool) -> Result<Run
             OnCompletion::Keep
         }),
         webhook: None,
+        graph_id: None,
     })
 }
 

@@ -36,36 +36,40 @@ struct AssistantPath {
     assistant_id: String,
 }
 
-fn matching<'a>(app: &'a App, q: &AssistantSearch) -> Vec<&'a crate::app::Assistant> {
+/// The assistants — the served graphs and those made through the API — matching a
+/// search, in its order.
+async fn matching(app: &App, q: &AssistantSearch) -> Result<Vec<Assistant>, ApiError> {
     let wanted = q.metadata.clone().unwrap_or_default();
-    let mut found: Vec<_> = app
+    let stored = app.db.list_assistants().await?;
+    let mut found: Vec<Assistant> = app
         .assistants
         .values()
-        .filter(|a| q.graph_id.as_ref().is_none_or(|g| g == a.graph.name()))
-        .filter(|a| {
-            q.name
-                .as_ref()
-                .is_none_or(|n| a.graph.name().contains(n.as_str()))
-        })
-        .filter(|a| crate::db::contains(&Value::Object(a.wire().metadata), &wanted))
+        .map(crate::app::Assistant::wire)
+        .chain(stored.iter().map(Assistant::from))
+        .filter(|a| q.graph_id.as_ref().is_none_or(|g| *g == a.graph_id))
+        .filter(|a| q.name.as_ref().is_none_or(|n| a.name.contains(n.as_str())))
+        .filter(|a| crate::db::contains(&Value::Object(a.metadata.clone()), &wanted))
         .collect();
-    // By name unless asked otherwise; every assistant is made at start-up, so by
-    // time they tie and the name decides.
+    // By name unless asked otherwise; ties by id.
     found.sort_by(|a, b| {
         let by = match q.sort_by {
-            Some(AssistantSortBy::AssistantId) => a.id.cmp(&b.id),
-            _ => a.graph.name().cmp(b.graph.name()),
-        };
+            Some(AssistantSortBy::AssistantId) => a.assistant_id.cmp(&b.assistant_id),
+            Some(AssistantSortBy::GraphId) => a.graph_id.cmp(&b.graph_id),
+            Some(AssistantSortBy::CreatedAt) => a.created_at.cmp(&b.created_at),
+            Some(AssistantSortBy::UpdatedAt) => a.updated_at.cmp(&b.updated_at),
+            Some(AssistantSortBy::Name) | None => a.name.cmp(&b.name),
+        }
+        .then_with(|| a.assistant_id.cmp(&b.assistant_id));
         if q.sort_order == Some(SortOrder::Desc) {
             by.reverse()
         } else {
             by
         }
     });
-    found
+    Ok(found)
 }
 
-/// The assistants (one per served graph) matching a filter.
+/// The assistants matching a filter.
 #[utoipa::path(post, path = "/assistants/search", tag = "assistants", request_body = AssistantSearch,
     responses((status = 200, description = "The assistants.", body = Vec<Assistant>), Refusals))]
 async fn search(
@@ -74,12 +78,12 @@ async fn search(
 ) -> Result<Response, ApiError> {
     let select = check_select(q.select.take(), ASSISTANT_FIELDS, "$.select")?;
     let (limit, offset) = page(q.limit, q.offset, 10);
-    let found = matching(&app, &q);
+    let found = matching(&app, &q).await?;
     let list: Vec<Value> = found
         .iter()
         .skip(offset)
         .take(limit)
-        .map(|a| pick(&a.wire(), select.as_deref()))
+        .map(|a| pick(a, select.as_deref()))
         .collect();
     let mut response = Json(list).into_response();
     // The next page's offset, which the SDKs read for `response_format="object"`.
@@ -95,8 +99,11 @@ async fn search(
 /// How many assistants match a filter.
 #[utoipa::path(post, path = "/assistants/count", tag = "assistants", request_body = AssistantSearch,
     responses((status = 200, description = "How many.", content_type = "application/json", body = usize), Refusals))]
-async fn count(State(app): State<Arc<App>>, Body(q): Body<AssistantSearch>) -> Json<usize> {
-    Json(matching(&app, &q).len())
+async fn count(
+    State(app): State<Arc<App>>,
+    Body(q): Body<AssistantSearch>,
+) -> Result<Json<usize>, ApiError> {
+    Ok(Json(matching(&app, &q).await?.len()))
 }
 
 /// An assistant.
@@ -106,7 +113,7 @@ async fn one(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Json<Assistant>, ApiError> {
-    Ok(Json(app.assistant(&id)?.wire()))
+    Ok(Json(app.find_assistant(&id).await?.wire))
 }
 
 /// The shape in LangGraph's drawable form; with `depth` left, a subgraph node
@@ -185,7 +192,8 @@ async fn graph(
     Params(p): Params<GraphParams>,
 ) -> Result<Json<GraphDrawing>, ApiError> {
     let depth = xray_depth(p.xray.as_deref())?;
-    Ok(Json(drawable(&app.assistant(&id)?.graph.shape(), depth)))
+    let graph = app.find_assistant(&id).await?.graph;
+    Ok(Json(drawable(&graph.shape(), depth)))
 }
 
 /// The JSON Schemas of the assistant's input, output, state and context.
@@ -196,5 +204,5 @@ async fn schemas(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
 ) -> Result<Json<GraphSchemas>, ApiError> {
-    Ok(Json(app.assistant(&id)?.graph.schemas()))
+    Ok(Json(app.find_assistant(&id).await?.graph.schemas()))
 }

@@ -111,15 +111,15 @@ async fn delete(
     }
 }
 
-/// The query a search asks for; `None` when it names an assistant not served (no
-/// cron can match).
-fn query_of(app: &App, req: &CronSearch) -> Option<CronQuery> {
-    let assistant_id = match &req.assistant_id {
-        None => None,
-        Some(a) => Some(app.assistant(a).ok()?.id.clone()),
-    };
+/// The query a search asks for.
+fn query_of(app: &App, req: &CronSearch) -> CronQuery {
+    // A served graph's name stands for its assistant; any other id as it is.
+    let assistant_id = req.assistant_id.as_ref().map(|a| {
+        app.assistant(a)
+            .map_or_else(|_| a.clone(), |s| s.id.clone())
+    });
     let (limit, offset) = page(req.limit, req.offset, 10);
-    Some(CronQuery {
+    CronQuery {
         assistant_id,
         thread_id: req.thread_id.clone(),
         enabled: req.enabled,
@@ -136,7 +136,7 @@ fn query_of(app: &App, req: &CronSearch) -> Option<CronQuery> {
         ascending: req.sort_order != Some(SortOrder::Desc),
         limit,
         offset,
-    })
+    }
 }
 
 /// The crons matching a filter.
@@ -147,9 +147,7 @@ async fn search(
     Body(mut req): Body<CronSearch>,
 ) -> Result<Response, ApiError> {
     let select = check_select(req.select.take(), CRON_FIELDS, "$.select")?;
-    let Some(mut query) = query_of(&app, &req) else {
-        return Ok(Json(Vec::<Value>::new()).into_response());
-    };
+    let mut query = query_of(&app, &req);
     let (limit, offset) = (query.limit, query.offset);
     // One more than the page: whether a next page exists.
     query.limit = limit.saturating_add(1);
@@ -176,8 +174,5 @@ async fn count(
     State(app): State<Arc<App>>,
     Body(req): Body<CronSearch>,
 ) -> Result<Json<u64>, ApiError> {
-    match query_of(&app, &req) {
-        Some(query) => Ok(Json(app.db.count_crons(query).await?)),
-        None => Ok(Json(0)),
-    }
+    Ok(Json(app.db.count_crons(query_of(&app, &req)).await?))
 }

@@ -1,5 +1,6 @@
 //! The HTTP API: LangGraph Platform's routes, as `langgraph-sdk` calls them.
 
+mod assistant_edits;
 mod assistants;
 mod cancel;
 mod crons;

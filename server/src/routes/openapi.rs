@@ -30,7 +30,7 @@ use crate::wire::{Health, Info};
     ),
     components(schemas(ErrorBody, FieldError)),
     tags(
-        (name = "assistants", description = "The served graphs."),
+        (name = "assistants", description = "The served graphs, and assistants made of them."),
         (name = "threads", description = "Conversations: their metadata and status."),
         (name = "state", description = "A thread's state and history."),
         (name = "runs", description = "Runs: queued, streamed, waited for, cancelled."),
@@ -45,6 +45,7 @@ struct ApiDoc;
 pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(super::assistants::routes())
+        .merge(super::assistant_edits::routes())
         .merge(super::threads::routes())
         .merge(super::state::routes())
         .merge(super::thread_stream::routes())

@@ -32,6 +32,9 @@ pub(crate) struct RunRequest {
     pub(crate) retry: bool,
     /// The worker's lease on the run: once lapsed, the run saves nothing more.
     pub(crate) lease: Option<stategraph::RunLease>,
+    /// The served graph it runs (absent in runs stored before it was recorded: their
+    /// assistant is a served graph's).
+    pub(crate) graph_id: Option<String>,
 }
 
 impl RunRequest {
@@ -56,6 +59,7 @@ impl RunRequest {
             interrupt_after: kwargs.interrupt_after,
             modes,
             metadata,
+            graph_id: kwargs.graph_id,
             config: kwargs.config.unwrap_or_default(),
             durability: kwargs.durability.map(Durability::from),
             context: kwargs.context,

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+mod assistants;
 pub(crate) mod chat;
 mod crons;
 mod order;
@@ -13,6 +14,7 @@ mod responses;
 mod runs;
 mod state;
 
+pub(crate) use assistants::{AssistantCreate, AssistantLatest, AssistantPatch, AssistantVersions};
 pub(crate) use crons::{CRON_FIELDS, Cron, CronCreate, CronPatch, CronSearch, CronSortBy};
 pub(crate) use order::SortOrder;
 pub(crate) use responses::{
@@ -21,8 +23,9 @@ pub(crate) use responses::{
     time,
 };
 pub(crate) use runs::{
-    CancelAction, CheckpointRef, CommandRequest, DurabilityRequest, IfNotExists, MultitaskStrategy,
-    OnCompletion, OnDisconnect, RunConfigRequest, RunCreate, RunKwargs, checkpoint_id,
+    CancelAction, CheckpointRef, CommandRequest, DurabilityRequest, IfExists, IfNotExists,
+    MultitaskStrategy, OnCompletion, OnDisconnect, RunConfigRequest, RunCreate, RunKwargs,
+    checkpoint_id,
 };
 pub(crate) use state::thread_state;
 
@@ -47,16 +50,6 @@ pub(crate) struct ThreadCreate {
     /// Not served: refused with a 422.
     #[serde(default)]
     pub(crate) ttl: Option<Value>,
-}
-
-/// What creating a thread that exists does (`if_exists`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum IfExists {
-    /// A 409.
-    Raise,
-    /// The existing thread is returned.
-    DoNothing,
 }
 
 /// `PATCH /threads/{id}`.

@@ -209,8 +209,9 @@ impl From<&stategraph::checkpoint::CheckpointConfig> for StateUpdated {
     }
 }
 
-/// An assistant: a served graph under its name.
-#[derive(Debug, Serialize, ToSchema)]
+/// An assistant: a served graph under its name (a system assistant), or one made
+/// through the API with its own configuration, context and versions.
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub(crate) struct Assistant {
     pub(crate) assistant_id: String,
     pub(crate) graph_id: String,
@@ -348,4 +349,21 @@ pub(crate) fn time(ms: i64) -> String {
     let t = std::time::UNIX_EPOCH
         + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or_default());
     humantime::format_rfc3339_millis(t).to_string()
+}
+
+impl From<&crate::db::AssistantRow> for Assistant {
+    fn from(a: &crate::db::AssistantRow) -> Self {
+        Self {
+            assistant_id: a.assistant_id.clone(),
+            graph_id: a.graph_id.clone(),
+            name: a.name.clone(),
+            description: a.description.clone(),
+            config: a.config.clone(),
+            context: a.context.clone(),
+            metadata: a.metadata.clone(),
+            version: u32::try_from(a.version).unwrap_or(1),
+            created_at: time(a.created_at),
+            updated_at: time(a.updated_at),
+        }
+    }
 }

@@ -176,6 +176,9 @@ pub(crate) struct RunKwargs {
     /// Where the run's end is POSTed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) webhook: Option<String>,
+    /// The served graph the run's assistant runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) graph_id: Option<String>,
 }
 
 /// What a run does when its thread has an active run (`multitask_strategy`).
@@ -214,6 +217,16 @@ pub(crate) enum IfNotExists {
     Reject,
     /// The thread is created.
     Create,
+}
+
+/// What creating a thread that exists does (`if_exists`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum IfExists {
+    /// A 409.
+    Raise,
+    /// The existing thread is returned.
+    DoNothing,
 }
 
 /// What happens to a streamed run whose client goes away (`on_disconnect`).

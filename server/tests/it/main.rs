@@ -7,6 +7,7 @@ mod common;
 #[path = "../pg/mod.rs"]
 mod pg;
 
+mod assistants;
 mod browser;
 mod cancel_drill;
 mod clients;

@@ -127,6 +127,7 @@ async fn every_documented_operation_answers_as_documented() {
     stateless(&mut c).await;
     store(&mut c).await;
     crons(&mut c).await;
+    assistant_edits(&mut c).await;
     // The check refuses what does not match.
     let thread = json!({ "$ref": "#/components/schemas/Thread" });
     let bad = json!({ "thread_id": 7, "status": "idle" });
@@ -538,6 +539,64 @@ async fn crons(c: &mut Checked<'_>) {
     );
     assert_eq!(
         c.call("get", "/runs/crons/{cron_id}", &one, None).await.0,
+        404
+    );
+}
+
+async fn assistant_edits(c: &mut Checked<'_>) {
+    let made = json!({ "graph_id": "job", "config": { "recursion_limit": 5 } });
+    let (status, a) = c
+        .call("post", "/assistants", "/assistants", Some(made))
+        .await;
+    assert_eq!(status, 200, "{a}");
+    let id = a["assistant_id"].as_str().expect("an id").to_string();
+    let bad = json!({ "graph_id": "job", "config": { "bogus": true } });
+    assert_eq!(
+        c.call("post", "/assistants", "/assistants", Some(bad))
+            .await
+            .0,
+        422
+    );
+    let one = format!("/assistants/{id}");
+    let (status, v2) = c
+        .call(
+            "patch",
+            "/assistants/{assistant_id}",
+            &one,
+            Some(json!({ "name": "five" })),
+        )
+        .await;
+    assert_eq!((status, &v2["version"]), (200, &json!(2)));
+    let versions = format!("/assistants/{id}/versions");
+    let (_, all) = c
+        .call(
+            "post",
+            "/assistants/{assistant_id}/versions",
+            &versions,
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(all.as_array().map(Vec::len), Some(2));
+    let latest = format!("/assistants/{id}/latest");
+    let (status, _) = c
+        .call(
+            "post",
+            "/assistants/{assistant_id}/latest",
+            &latest,
+            Some(json!({ "version": 1 })),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        c.call("delete", "/assistants/{assistant_id}", &one, None)
+            .await
+            .0,
+        204
+    );
+    assert_eq!(
+        c.call("delete", "/assistants/{assistant_id}", &one, None)
+            .await
+            .0,
         404
     );
 }

@@ -243,6 +243,43 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
 
     await check("assistants.get_schemas describes the state", assistants_schemas)
 
+    async def assistants_lifecycle():
+        made = await client.assistants.create(
+            GRAPH, config={"configurable": {"tone": "terse"}}, metadata={"suite": TAG}, name="terse research"
+        )
+        mid = made["assistant_id"]
+        expect(made["version"] == 1 and made["name"] == "terse research", f"create: {short(made)}")
+        again = await client.assistants.create(GRAPH, assistant_id=mid, if_exists="do_nothing")
+        expect(again["assistant_id"] == mid and again["version"] == 1, f"create(if_exists=do_nothing): {short(again)}")
+        await expect_status(lambda: client.assistants.create(GRAPH, assistant_id=mid), {409}, "an assistant id taken")
+        await expect_status(lambda: client.assistants.create("nowhere"), {404}, "an assistant of a graph not served")
+        await expect_status(
+            lambda: client.assistants.create(GRAPH, config={"callbacks": []}), {422}, "an assistant config field not taken"
+        )
+        found = await client.assistants.search(metadata={"suite": TAG})
+        expect([a["assistant_id"] for a in found] == [mid], f"search(metadata): {short(found)}")
+        changed = await client.assistants.update(mid, metadata={"tier": "gold"}, description="second")
+        expect(changed["version"] == 2 and changed["metadata"].get("suite") == TAG, f"update: {short(changed)}")
+        versions = await client.assistants.get_versions(mid)
+        expect([v["version"] for v in versions] == [2, 1], f"get_versions: {short(versions)}")
+        back = await client.assistants.set_latest(mid, 1)
+        expect(back["version"] == 1 and "tier" not in back["metadata"], f"set_latest(1): {short(back)}")
+        thread = await new_thread(client, "assistant")
+        out = await client.runs.wait(thread, mid, input={"topic": TOPIC})
+        expect(out.get("topic") == TOPIC, f"a run of the made assistant: {short(out)}")
+        runs = await client.runs.list(thread)
+        expect(runs[0]["assistant_id"] == mid, f"the run's assistant: {short(runs[0])}")
+        expect(
+            runs[0]["kwargs"]["config"]["configurable"].get("tone") == "terse",
+            f"the run did not start from the assistant's config: {short(runs[0]['kwargs'])}",
+        )
+        await expect_status(lambda: client.assistants.update(aid, name="renamed"), {409}, "updating a system assistant")
+        await client.assistants.delete(mid, delete_threads=True)
+        await expect_status(lambda: client.assistants.get(mid), {404}, "a deleted assistant")
+        await expect_status(lambda: client.threads.get(thread), {404}, "a deleted assistant's thread")
+
+    await check("assistants create, update (versions), set_latest, run, delete with threads", assistants_lifecycle)
+
     # ---------------------------------------------------------------- threads
     async def threads_create():
         thread = await client.threads.create(metadata={"suite": TAG, "kind": "main"})

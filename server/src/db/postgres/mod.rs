@@ -6,6 +6,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+mod assistants;
 mod crons;
 mod outbox;
 mod queue;
@@ -99,6 +100,31 @@ CREATE TABLE IF NOT EXISTS sg_webhooks (
     last_error TEXT
 );
 CREATE INDEX IF NOT EXISTS sg_webhooks_due ON sg_webhooks (next_attempt_at) WHERE state = 'pending';
+CREATE TABLE IF NOT EXISTS sg_assistants (
+    assistant_id TEXT PRIMARY KEY,
+    graph_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT,
+    config JSONB NOT NULL,
+    context JSONB NOT NULL,
+    metadata JSONB NOT NULL,
+    version INTEGER NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sg_assistant_versions (
+    assistant_id TEXT NOT NULL,
+    graph_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT,
+    config JSONB NOT NULL,
+    context JSONB NOT NULL,
+    metadata JSONB NOT NULL,
+    version INTEGER NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (assistant_id, version)
+);
 ";
 
 pub(super) const RUN_COLUMNS: &str = "run_id, thread_id, assistant_id, created_at, updated_at, status, \
@@ -128,6 +154,8 @@ const RELATIONS: &[&str] = &[
     "sg_crons_due",
     "sg_webhooks",
     "sg_webhooks_due",
+    "sg_assistants",
+    "sg_assistant_versions",
 ];
 
 /// Whether every relation of `SCHEMA` exists in the connection's schema.

@@ -4,6 +4,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod assistants;
 mod crons;
 mod outbox;
 mod queue;
@@ -85,6 +86,31 @@ CREATE TABLE IF NOT EXISTS sg_webhooks (
     last_error TEXT
 );
 CREATE INDEX IF NOT EXISTS sg_webhooks_due ON sg_webhooks (next_attempt_at) WHERE state = 'pending';
+CREATE TABLE IF NOT EXISTS sg_assistants (
+    assistant_id TEXT PRIMARY KEY,
+    graph_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT,
+    config TEXT NOT NULL,
+    context TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sg_assistant_versions (
+    assistant_id TEXT NOT NULL,
+    graph_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT,
+    config TEXT NOT NULL,
+    context TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (assistant_id, version)
+);
 ";
 
 /// Columns added to tables of earlier versions, as `(table, column, type)`.
