@@ -166,19 +166,23 @@ pub enum CliError {
         /// The database, as the user named it (without the password).
         target: String,
     },
-    /// `delete` without `--yes` and without a terminal to ask on.
+    /// `delete` or `prune` without `--yes` and without a terminal to ask on.
     #[error(
-        "refusing to delete thread `{thread_id}` without confirmation: there is no terminal to ask on; pass --yes to delete it"
+        "refusing to {action} thread `{thread_id}` without confirmation: there is no terminal to ask on; pass --yes to {action} it"
     )]
     NoTerminal {
-        /// The thread.
+        /// The thread (`*` for every thread).
         thread_id: String,
+        /// What was not done: `delete` or `prune`.
+        action: &'static str,
     },
     /// The user answered no.
-    #[error("thread `{thread_id}` was not deleted")]
+    #[error("thread `{thread_id}` was not {action}d")]
     Declined {
-        /// The thread.
+        /// The thread (`*` for every thread).
         thread_id: String,
+        /// What was not done: `delete` or `prune`.
+        action: &'static str,
     },
     /// Reading or changing the store failed.
     #[error("{0}")]

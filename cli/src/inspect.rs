@@ -170,6 +170,26 @@ pub struct DeleteReport {
     pub deleted: bool,
 }
 
+/// What `stategraph prune` did.
+#[derive(Clone, Debug, Serialize)]
+pub struct PruneReport {
+    /// How many of each thread's newest checkpoints were kept (per namespace).
+    pub keep: usize,
+    /// Each thread pruned, in order.
+    pub threads: Vec<PrunedThread>,
+}
+
+/// One pruned thread.
+#[derive(Clone, Debug, Serialize)]
+pub struct PrunedThread {
+    /// The thread.
+    pub thread_id: String,
+    /// Its checkpoints before.
+    pub before: u64,
+    /// Its checkpoints after.
+    pub after: u64,
+}
+
 /// A thread's namespaces (`stategraph namespaces`).
 #[derive(Clone, Debug, Serialize)]
 pub struct NamespacesReport {
@@ -449,6 +469,40 @@ impl<'a> Inspector<'a> {
             b_step: tb.metadata.step,
             changed,
             paths,
+        })
+    }
+
+    /// Keeps the `keep` newest checkpoints of each thread (per namespace), each
+    /// under the thread's writer lock (waiting up to `wait` for a run writing it).
+    ///
+    /// # Errors
+    /// The saver failed, or a thread stayed locked.
+    pub async fn prune(
+        &self,
+        threads: &[ThreadInfo],
+        keep: usize,
+        wait: std::time::Duration,
+    ) -> Result<PruneReport, CliError> {
+        let mut pruned = Vec::with_capacity(threads.len());
+        for info in threads {
+            let _writer = self.saver.lock_thread(&info.thread_id, wait).await?;
+            self.saver.prune(&info.thread_id, keep).await?;
+            let after = self
+                .saver
+                .list_threads()
+                .await?
+                .into_iter()
+                .find(|t| t.thread_id == info.thread_id)
+                .map_or(0, |t| t.checkpoint_count);
+            pruned.push(PrunedThread {
+                thread_id: info.thread_id.clone(),
+                before: info.checkpoint_count,
+                after,
+            });
+        }
+        Ok(PruneReport {
+            keep,
+            threads: pruned,
         })
     }
 

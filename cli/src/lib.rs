@@ -69,7 +69,8 @@
 //! serialized [`inspect`] report): `threads` → [`ThreadsReport`](inspect::ThreadsReport),
 //! `history` → [`HistoryReport`](inspect::HistoryReport), `show` →
 //! [`ShowReport`](inspect::ShowReport), `diff` → [`DiffReport`](inspect::DiffReport),
-//! `delete` → [`DeleteReport`](inspect::DeleteReport). Field names are stable.
+//! `delete` → [`DeleteReport`](inspect::DeleteReport), `prune` →
+//! [`PruneReport`](inspect::PruneReport). Field names are stable.
 //!
 //! # Exit codes
 //! [`exit`] lists them: 0 success, 1 any other failure, 2 a wrong command line, 3 a
@@ -222,6 +223,22 @@ pub enum Command {
         /// The thread id.
         thread: String,
         /// Delete without asking.
+        #[arg(long, short)]
+        yes: bool,
+    },
+    /// Keep only the newest checkpoints of a thread (per namespace), deleting the older
+    /// ones and their writes (asks first); `--all` does it to every thread.
+    Prune {
+        /// The thread id.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        thread: Option<String>,
+        /// Every stored thread.
+        #[arg(long)]
+        all: bool,
+        /// How many of the newest checkpoints to keep.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        keep: u64,
+        /// Prune without asking.
         #[arg(long, short)]
         yes: bool,
     },
@@ -411,28 +428,68 @@ pub async fn run(
                     "delete thread `{}` ({} checkpoints) from {target}?",
                     info.thread_id, info.checkpoint_count
                 );
-                let answer = confirm.confirm(&question).map_err(|source| CliError::Io {
-                    action: "read the answer",
-                    source,
-                })?;
-                match answer {
-                    None => {
-                        return Err(CliError::NoTerminal {
-                            thread_id: thread.clone(),
-                        });
-                    }
-                    Some(false) => {
-                        return Err(CliError::Declined {
-                            thread_id: thread.clone(),
-                        });
-                    }
-                    Some(true) => {}
-                }
+                ask(confirm, &question, thread, "delete")?;
             }
             let _writer = saver.lock_thread(thread, DELETE_LOCK_WAIT).await?;
             let report = inspector.delete(&info).await?;
             emit(out, json, &report, |r| render::delete(r, width))
         }
+        Command::Prune {
+            thread,
+            all,
+            keep,
+            yes,
+        } => {
+            let threads = match thread {
+                Some(t) if !all => vec![inspector.thread(t).await?],
+                _ => saver.list_threads().await?,
+            };
+            if !yes {
+                let question = match thread {
+                    Some(t) if !all => {
+                        format!("prune thread `{t}` to its {keep} newest checkpoints in {target}?")
+                    }
+                    _ => format!(
+                        "prune all {} threads to their {keep} newest checkpoints in {target}?",
+                        threads.len()
+                    ),
+                };
+                let which = if *all {
+                    "*"
+                } else {
+                    thread.as_deref().unwrap_or("*")
+                };
+                ask(confirm, &question, which, "prune")?;
+            }
+            let keep = usize::try_from(*keep).unwrap_or(usize::MAX);
+            let report = inspector.prune(&threads, keep, DELETE_LOCK_WAIT).await?;
+            emit(out, json, &report, |r| render::prune(r, width))
+        }
         Command::Store { .. } | Command::Studio { .. } => Ok(()),
+    }
+}
+
+/// Asks before a destructive step; an error when there is no one to ask or the
+/// answer is no.
+fn ask(
+    confirm: &mut dyn Confirm,
+    question: &str,
+    thread: &str,
+    action: &'static str,
+) -> Result<(), CliError> {
+    let answer = confirm.confirm(question).map_err(|source| CliError::Io {
+        action: "read the answer",
+        source,
+    })?;
+    match answer {
+        None => Err(CliError::NoTerminal {
+            thread_id: thread.to_string(),
+            action,
+        }),
+        Some(false) => Err(CliError::Declined {
+            thread_id: thread.to_string(),
+            action,
+        }),
+        Some(true) => Ok(()),
     }
 }

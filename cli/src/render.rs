@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::ids;
 use crate::inspect::{
-    DeleteReport, DiffReport, HistoryReport, NamespacesReport, ShowReport, ThreadsReport,
+    DeleteReport, DiffReport, HistoryReport, NamespacesReport, PruneReport, ShowReport,
+    ThreadsReport,
 };
 use crate::layout::{self, Columns, Overflow};
 
@@ -359,6 +360,26 @@ fn from_first_difference(a: String, b: String) -> (String, String) {
     let skip = same - CONTEXT;
     let cut = |s: &str| format!("…{}", s.chars().skip(skip).collect::<String>());
     (cut(&a), cut(&b))
+}
+
+/// `stategraph prune`'s lines: each thread's checkpoints before and after.
+pub fn prune(report: &PruneReport, width: usize) -> String {
+    if report.threads.is_empty() {
+        return "no threads\n".to_string();
+    }
+    report
+        .threads
+        .iter()
+        .map(|t| {
+            layout::fit(
+                &format!(
+                    "pruned thread {}: {} → {} checkpoints",
+                    t.thread_id, t.before, t.after
+                ),
+                width,
+            )
+        })
+        .collect()
 }
 
 /// The `delete` confirmation line.

@@ -75,6 +75,8 @@ pub(crate) struct Limits {
     /// A run's input naming a key its graph's state lacks is a 422 (else the key
     /// is dropped, and named in the run's metadata).
     pub(crate) strict_input: bool,
+    /// The time to live of threads without their own.
+    pub(crate) thread_ttl: Option<crate::db::Ttl>,
 }
 
 /// The shared state.

@@ -63,6 +63,10 @@ pub(crate) fn spawn(
             app.clone(),
             shutdown.clone(),
         )));
+        handles.push(tokio::spawn(crate::retention::sweep_threads(
+            app.clone(),
+            shutdown.clone(),
+        )));
     }
     let sweeper = app.clone();
     let mut stop = shutdown;

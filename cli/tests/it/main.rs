@@ -8,6 +8,7 @@ mod inspect;
 mod namespaces;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod prune;
 mod row_fuzz;
 mod snapshots;
 mod store;

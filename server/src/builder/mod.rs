@@ -86,6 +86,7 @@ impl Server {
                 },
                 requests_per_client_per_minute: None,
                 strict_input: false,
+                thread_ttl: None,
             },
             worker_id: None,
             webhooks: crate::Webhooks::new(),

@@ -154,4 +154,13 @@ impl Server {
         self.worker_id = Some(id.into());
         self
     }
+
+    /// Threads without their own `ttl` are deleted, or kept with their latest
+    /// checkpoint, this long after their last change (default: kept for ever). Every
+    /// process with workers sweeps them, in bounded batches.
+    #[must_use]
+    pub fn thread_ttl(mut self, ttl: crate::ThreadTtl) -> Self {
+        self.limits.thread_ttl = Some(ttl.stored());
+        self
+    }
 }

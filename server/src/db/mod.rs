@@ -11,12 +11,14 @@ mod assistants;
 mod crons;
 mod outbox;
 pub(crate) mod postgres;
+mod retention;
 mod rows;
 pub(crate) mod sqlite;
 
 pub(crate) use assistants::{AssistantChange, AssistantRow, Assistants};
 pub(crate) use crons::{CronOrder, CronQuery, CronRow, Crons, Fired, Firing, order_crons};
 pub(crate) use outbox::{DeliveryRow, Outbox};
+pub(crate) use retention::{Expired, Retention, Ttl, keeps_latest};
 pub use rows::DbError;
 pub(crate) use rows::{
     BeforeQueue, Claim, DbResult, EventRow, Finish, Lease, NewDelivery, NewRun, RunRow, RunStatus,
@@ -135,7 +137,7 @@ pub(crate) trait Queue: Send + Sync + 'static {
 }
 
 /// Storage for threads, runs and run events, and the wake-ups between processes.
-pub(crate) trait Db: Threads + Queue + Crons + Outbox + Assistants {
+pub(crate) trait Db: Threads + Queue + Crons + Outbox + Assistants + Retention {
     /// Tells the other processes on this database (`NOTIFY`); a no-op where there
     /// are none (SQLite: one process).
     fn publish(&self, notice: &Notice) -> BoxFuture<'_, DbResult<()>> {

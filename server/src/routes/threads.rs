@@ -16,8 +16,8 @@ use crate::db::{ThreadOrder, ThreadQuery, ThreadRow, ThreadStatus};
 use crate::error::{ApiError, Refusals};
 use crate::served::Served;
 use crate::wire::{
-    IfExists, SortOrder, THREAD_FIELDS, Thread, ThreadCreate, ThreadPatch, ThreadSearch,
-    ThreadSortBy, check_select, pick,
+    IfExists, PruneStrategy, Pruned, SortOrder, THREAD_FIELDS, Thread, ThreadCreate, ThreadPatch,
+    ThreadPrune, ThreadSearch, ThreadSortBy, ThreadTtlInfo, TtlRequest, check_select, pick,
 };
 
 pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
@@ -27,6 +27,7 @@ pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(count))
         .routes(routes!(one, patch, delete))
         .routes(routes!(copy))
+        .routes(routes!(prune))
 }
 
 /// The thread, or a 404.
@@ -59,14 +60,13 @@ async fn create(
         .thread_id
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let do_nothing = req.if_exists == Some(IfExists::DoNothing);
-    for (field, given) in [("supersteps", &req.supersteps), ("ttl", &req.ttl)] {
-        if given.as_ref().is_some_and(|v| !v.is_null()) {
-            return Err(ApiError::invalid(
-                format!("$.{field}"),
-                "not supported by this server: leave it out",
-            ));
-        }
+    if req.supersteps.as_ref().is_some_and(|v| !v.is_null()) {
+        return Err(ApiError::invalid(
+            "$.supersteps",
+            "not supported by this server: leave it out",
+        ));
     }
+    let ttl = req.ttl.map(TtlRequest::stored).transpose()?;
     let mut metadata = req.metadata.unwrap_or_default();
     if let Some(graph) = &req.graph_id {
         let assistant = app.assistant(graph)?;
@@ -74,6 +74,9 @@ async fn create(
         metadata.insert("assistant_id".into(), assistant.id.clone().into());
     }
     let row = app.db.create_thread(id, metadata, do_nothing).await?;
+    if ttl.is_some() {
+        app.db.set_thread_ttl(row.thread_id.clone(), ttl).await?;
+    }
     Ok(Json(Thread::from(&row)))
 }
 
@@ -180,15 +183,26 @@ async fn one(
     Path(id): Path<String>,
     Params(p): Params<GetParams>,
 ) -> Result<Json<Thread>, ApiError> {
-    if let Some(include) = p.include.filter(|i| !i.is_empty()) {
-        return Err(ApiError::invalid(
-            "query.include",
-            format!(
-                "`{include}` is not served: threads here carry no fields beyond the default ones"
-            ),
-        ));
+    let mut with_ttl = false;
+    for field in p.include.iter().flat_map(|i| i.split(',')).map(str::trim) {
+        match field {
+            "" => {}
+            "ttl" => with_ttl = true,
+            other => {
+                return Err(ApiError::invalid(
+                    "query.include",
+                    format!("`{other}` is not a field to include: the one served is `ttl`"),
+                ));
+            }
+        }
     }
-    Ok(Json(Thread::from(&thread(&app, &id).await?)))
+    let row = thread(&app, &id).await?;
+    let mut out = Thread::from(&row);
+    if with_ttl {
+        let ttl = app.db.thread_ttl(id).await?.or(app.limits.thread_ttl);
+        out.ttl = Some(ttl.map(|t| ThreadTtlInfo::of(t, row.updated_at)));
+    }
+    Ok(Json(out))
 }
 
 /// Merges metadata into a thread's.
@@ -202,11 +216,9 @@ async fn patch(
     headers: HeaderMap,
     Body(req): Body<ThreadPatch>,
 ) -> Result<Response, ApiError> {
-    if req.ttl.as_ref().is_some_and(|v| !v.is_null()) {
-        return Err(ApiError::invalid(
-            "$.ttl",
-            "not supported by this server: leave it out",
-        ));
+    let ttl = req.ttl.map(TtlRequest::stored).transpose()?;
+    if ttl.is_some() && !app.db.set_thread_ttl(id.clone(), ttl).await? {
+        return Err(ApiError::not_found(format!("thread {id}")));
     }
     let row = app
         .db
@@ -295,4 +307,33 @@ pub(crate) struct ThreadPath {
     /// The thread's id.
     #[allow(dead_code)]
     thread_id: String,
+}
+
+/// Prunes threads: deletes them (`delete`, the default) or keeps each one's latest
+/// checkpoint (`keep_latest`). Unknown threads, and threads with an active run, are
+/// left as they are.
+#[utoipa::path(post, path = "/threads/prune", tag = "threads", request_body = ThreadPrune,
+    responses((status = 200, description = "How many were pruned.", body = Pruned), Refusals))]
+async fn prune(
+    State(app): State<Arc<App>>,
+    Body(req): Body<ThreadPrune>,
+) -> Result<Json<Pruned>, ApiError> {
+    const MOST: usize = 1000;
+    if req.thread_ids.len() > MOST {
+        return Err(ApiError::invalid(
+            "$.thread_ids",
+            format!(
+                "at most {MOST} threads at once, not {}",
+                req.thread_ids.len()
+            ),
+        ));
+    }
+    let keep_latest = req.strategy == PruneStrategy::KeepLatest;
+    let mut pruned_count = 0;
+    for id in &req.thread_ids {
+        if crate::retention::prune_thread(&app, id, keep_latest).await? {
+            pruned_count += 1;
+        }
+    }
+    Ok(Json(Pruned { pruned_count }))
 }

@@ -6,8 +6,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use super::clock::time;
 use super::order::SortOrder;
-use super::responses::time;
 use super::runs::OnCompletion;
 
 /// A cron to create: its schedule, and the run each firing makes — every field of

@@ -8,20 +8,23 @@ use utoipa::ToSchema;
 
 mod assistants;
 pub(crate) mod chat;
+mod clock;
 mod crons;
 mod order;
 mod responses;
+mod retention;
 mod runs;
 mod state;
 
 pub(crate) use assistants::{AssistantCreate, AssistantLatest, AssistantPatch, AssistantVersions};
+pub(crate) use clock::time;
 pub(crate) use crons::{CRON_FIELDS, Cron, CronCreate, CronPatch, CronSearch, CronSortBy};
 pub(crate) use order::SortOrder;
 pub(crate) use responses::{
     Assistant, Checkpoint, DrawnEdge, DrawnNode, GraphDrawing, GraphSchemas, Health, Info,
     Interrupt, Item, Namespaces, Run, SearchItems, StateUpdated, Thread, ThreadState, ThreadTask,
-    time,
 };
+pub(crate) use retention::{PruneStrategy, Pruned, ThreadPrune, ThreadTtlInfo, TtlRequest};
 pub(crate) use runs::{
     CancelAction, CheckpointRef, CommandRequest, DurabilityRequest, IfExists, IfNotExists,
     MultitaskStrategy, OnCompletion, OnDisconnect, RunConfigRequest, RunCreate, RunKwargs,
@@ -47,9 +50,9 @@ pub(crate) struct ThreadCreate {
     /// Not served: refused with a 422.
     #[serde(default)]
     pub(crate) supersteps: Option<Value>,
-    /// Not served: refused with a 422.
+    /// How long after its last change the thread is swept, and how.
     #[serde(default)]
-    pub(crate) ttl: Option<Value>,
+    pub(crate) ttl: Option<TtlRequest>,
 }
 
 /// `PATCH /threads/{id}`.
@@ -59,9 +62,9 @@ pub(crate) struct ThreadPatch {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub(crate) metadata: Option<Map<String, Value>>,
-    /// Not served: refused with a 422.
+    /// How long after its last change the thread is swept, and how.
     #[serde(default)]
-    pub(crate) ttl: Option<Value>,
+    pub(crate) ttl: Option<TtlRequest>,
 }
 
 /// `POST /threads/search` and `/threads/count`: every field is honoured, any other

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use super::clock::time;
 use crate::db::{RunRow, ThreadRow};
 
 /// A thread: its metadata, status, last values and pending interrupts.
@@ -25,6 +26,9 @@ pub(crate) struct Thread {
     pub(crate) values: Value,
     /// Pending interrupts by the node that raised them.
     pub(crate) interrupts: Map<String, Value>,
+    /// Its time to live, with `?include=ttl` (`null`: kept for ever).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ttl: Option<Option<super::ThreadTtlInfo>>,
 }
 
 impl From<&ThreadRow> for Thread {
@@ -47,6 +51,7 @@ impl From<&ThreadRow> for Thread {
             status: t.status.as_str().to_string(),
             values: t.values.clone(),
             interrupts,
+            ttl: None,
         }
     }
 }
@@ -342,13 +347,6 @@ pub(crate) struct Info {
     /// Optional capabilities, as LangGraph Platform lists them.
     #[schema(value_type = Object)]
     pub(crate) flags: Map<String, Value>,
-}
-
-/// RFC 3339 time of milliseconds since the Unix epoch.
-pub(crate) fn time(ms: i64) -> String {
-    let t = std::time::UNIX_EPOCH
-        + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or_default());
-    humantime::format_rfc3339_millis(t).to_string()
 }
 
 impl From<&crate::db::AssistantRow> for Assistant {

@@ -732,13 +732,13 @@ async fn history_state_thread_and_store_bodies_honour_or_refuse_every_field() {
     let r = h
         .http
         .patch(h.url(&format!("/threads/{t}")))
-        .json(&json!({ "metadata": { "a": 1 }, "ttl": { "ttl": 5 } }))
+        .json(&json!({ "metadata": { "a": 1 }, "ttl": { "ttl": -5 } }))
         .send()
         .await
         .unwrap();
     let (s, err) = common::read(r).await;
     assert_eq!(s, 422, "{err}");
-    assert_eq!(err["errors"][0]["path"], "$.ttl", "{err}");
+    assert_eq!(err["errors"][0]["path"], "$.ttl.ttl", "{err}");
     let (_, thread) = h.get(&format!("/threads/{t}")).await;
     assert!(
         thread["metadata"].get("a").is_none(),

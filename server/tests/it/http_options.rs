@@ -315,7 +315,9 @@ async fn read_options_the_sdks_send_are_honoured_or_refused_by_name() {
 
     // `include` asks for fields not served; `Prefer: return=minimal` answers bare.
     let t = h.thread().await;
-    let (s, err) = h.get(&format!("/threads/{t}?include=ttl")).await;
+    let (s, err) = h
+        .get(&format!("/threads/{t}?include=interrupts_detail"))
+        .await;
     assert_eq!(s, 422, "{err}");
     assert!(err.to_string().contains("query.include"), "{err}");
     let r = h

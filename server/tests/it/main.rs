@@ -22,6 +22,7 @@ mod openapi;
 mod postgres_processes;
 mod postgres_runs;
 mod postgres_tls;
+mod retention;
 mod slow_clients;
 mod studio;
 mod studio_browser;

@@ -128,6 +128,15 @@ async fn every_documented_operation_answers_as_documented() {
     store(&mut c).await;
     crons(&mut c).await;
     assistant_edits(&mut c).await;
+    let (status, pruned) = c
+        .call(
+            "post",
+            "/threads/prune",
+            "/threads/prune",
+            Some(json!({ "thread_ids": ["none"] })),
+        )
+        .await;
+    assert_eq!((status, pruned), (200, json!({ "pruned_count": 0 })));
     // The check refuses what does not match.
     let thread = json!({ "$ref": "#/components/schemas/Thread" });
     let bad = json!({ "thread_id": 7, "status": "idle" });

@@ -826,7 +826,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
     async def thread_create_options():
         made = await client.threads.create(graph_id="research", metadata={"owner": "sdk"})
         expect(made["metadata"].get("graph_id") == "research" and made["metadata"].get("owner") == "sdk", f"created: {short(made)}")
-        for options in ({"ttl": {"strategy": "delete", "ttl": 5}}, {"supersteps": [{"updates": [{"values": {}, "as_node": "__input__"}]}]}):
+        for options in ({"ttl": {"strategy": "shred", "ttl": 5}}, {"supersteps": [{"updates": [{"values": {}, "as_node": "__input__"}]}]}):
             try:
                 await client.threads.create(**options)
             except UnprocessableEntityError as error:
@@ -836,7 +836,40 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
                 raise CheckFailed(f"threads.create accepted {short(options)} it does not serve")
 
     if STATEGRAPH:
-        pending.append(check("threads.create: graph_id binds the thread; ttl and supersteps are refused", thread_create_options))
+        pending.append(check("threads.create: graph_id binds the thread; a bad ttl and supersteps are refused", thread_create_options))
+
+    async def retention():
+        doomed = await client.threads.create(graph_id=GRAPH, metadata={"suite": TAG, "kind": "ttl"}, ttl=0.02)
+        kept = await client.threads.create(
+            graph_id=GRAPH, metadata={"suite": TAG, "kind": "ttl"}, ttl={"ttl": 0.02, "strategy": "keep_latest"}
+        )
+        shown = await client.threads.get(kept["thread_id"], include=["ttl"])
+        expect(shown.get("ttl", {}).get("strategy") == "keep_latest", f"threads.get(include=['ttl']): {short(shown)}")
+        for _ in range(2):
+            await client.runs.wait(kept["thread_id"], aid, input={"topic": TOPIC})
+        deadline = time.monotonic() + 20
+        while True:
+            left = await client.threads.search(metadata={"suite": TAG, "kind": "ttl"})
+            history = await client.threads.get_history(kept["thread_id"], limit=100)
+            if [t["thread_id"] for t in left] == [kept["thread_id"]] and len(history) == 1:
+                break
+            if time.monotonic() > deadline:
+                raise CheckFailed(f"after the ttl: {short(left)}, {len(history)} checkpoints kept")
+            await asyncio.sleep(0.2)
+        expect(all(t["thread_id"] != doomed["thread_id"] for t in left), "the expired thread is still there")
+        a = await new_thread(client, "prune")
+        b = await new_thread(client, "prune")
+        for t in (a, b):
+            await client.runs.wait(t, aid, input={"topic": TOPIC})
+        out = await client.threads.prune([a], strategy="keep_latest")
+        expect(out == {"pruned_count": 1}, f"threads.prune(keep_latest): {short(out)}")
+        expect(len(await client.threads.get_history(a, limit=100)) == 1, "keep_latest kept more than one checkpoint")
+        out = await client.threads.prune([a, b, str(uuid.uuid4())])
+        expect(out == {"pruned_count": 2}, f"threads.prune: {short(out)}")
+        await expect_status(lambda: client.threads.get(b), {404}, "a pruned thread")
+
+    if STATEGRAPH:
+        pending.append(check("threads ttl (delete, keep_latest), include=ttl, threads.prune", retention))
 
     async def cut_stream():
         # The stream is cut after 1500 bytes; the SDK reconnects through `Location` with
@@ -911,7 +944,7 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
         last = await client.assistants.search(limit=1, offset=10, response_format="object")
         expect(last["next"] is None, f"past the end: {short(last)}")
         thread = await new_thread(client, "read-options")
-        await expect_status(lambda: client.threads.get(thread, include=["ttl"]), {422}, "threads.get(include=['ttl'])")
+        await expect_status(lambda: client.threads.get(thread, include=["secrets"]), {422}, "threads.get(include=['secrets'])")
         quiet = await client.threads.update(thread, metadata={"quiet": True}, return_minimal=True)
         expect(quiet is None, f"return_minimal answered {short(quiet)}")
         got = await client.threads.get(thread)

@@ -10,6 +10,7 @@ mod assistants;
 mod crons;
 mod outbox;
 mod queue;
+mod retention;
 mod threads;
 
 use serde_json::{Map, Value};
@@ -71,6 +72,11 @@ CREATE TABLE IF NOT EXISTS sg_run_events (
     PRIMARY KEY (run_id, seq)
 );
 ALTER TABLE sg_runs ADD COLUMN IF NOT EXISTS run_after BIGINT;
+ALTER TABLE sg_threads ADD COLUMN IF NOT EXISTS ttl_ms BIGINT;
+ALTER TABLE sg_threads ADD COLUMN IF NOT EXISTS ttl_strategy TEXT;
+ALTER TABLE sg_threads ADD COLUMN IF NOT EXISTS swept_at BIGINT;
+ALTER TABLE sg_threads ADD COLUMN IF NOT EXISTS sweep_hold BIGINT;
+CREATE INDEX IF NOT EXISTS sg_threads_idle_updated ON sg_threads (updated_at) WHERE status <> 'busy';
 CREATE TABLE IF NOT EXISTS sg_crons (
     cron_id TEXT PRIMARY KEY,
     assistant_id TEXT NOT NULL,
@@ -156,6 +162,7 @@ const RELATIONS: &[&str] = &[
     "sg_webhooks_due",
     "sg_assistants",
     "sg_assistant_versions",
+    "sg_threads_idle_updated",
 ];
 
 /// Whether every relation of `SCHEMA` exists in the connection's schema.

@@ -144,23 +144,7 @@ impl Threads for PgDb {
             let mut client = self.client().await?;
             let tx = client.transaction().await?;
             let existed = get_thread(&*tx, &thread_id, true).await?.is_some();
-            tx.execute(
-                "DELETE FROM sg_run_events WHERE run_id IN (SELECT run_id FROM sg_runs WHERE thread_id = $1)",
-                &[&thread_id],
-            )
-            .await?;
-            tx.execute(
-                "DELETE FROM sg_run_events WHERE run_id = $1",
-                &[&crate::db::thread_events_key(&thread_id)],
-            )
-            .await?;
-            tx.execute("DELETE FROM sg_runs WHERE thread_id = $1", &[&thread_id])
-                .await?;
-            // A thread's crons go with it.
-            tx.execute("DELETE FROM sg_crons WHERE thread_id = $1", &[&thread_id])
-                .await?;
-            tx.execute("DELETE FROM sg_threads WHERE thread_id = $1", &[&thread_id])
-                .await?;
+            delete_thread_rows(&*tx, &thread_id).await?;
             tx.commit().await?;
             Ok(existed)
         })
@@ -212,4 +196,27 @@ impl Threads for PgDb {
             Ok(u64::try_from(n).unwrap_or(0))
         })
     }
+}
+
+/// Deletes a thread's rows — its runs and their events, its own events, its crons
+/// and itself — in the caller's transaction (which locked the thread's row).
+pub(super) async fn delete_thread_rows(c: &impl GenericClient, thread_id: &str) -> DbResult<()> {
+    c.execute(
+        "DELETE FROM sg_run_events WHERE run_id IN (SELECT run_id FROM sg_runs WHERE thread_id = $1)",
+        &[&thread_id],
+    )
+    .await?;
+    c.execute(
+        "DELETE FROM sg_run_events WHERE run_id = $1",
+        &[&crate::db::thread_events_key(thread_id)],
+    )
+    .await?;
+    c.execute("DELETE FROM sg_runs WHERE thread_id = $1", &[&thread_id])
+        .await?;
+    // A thread's crons go with it.
+    c.execute("DELETE FROM sg_crons WHERE thread_id = $1", &[&thread_id])
+        .await?;
+    c.execute("DELETE FROM sg_threads WHERE thread_id = $1", &[&thread_id])
+        .await?;
+    Ok(())
 }

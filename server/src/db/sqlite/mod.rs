@@ -8,6 +8,7 @@ mod assistants;
 mod crons;
 mod outbox;
 mod queue;
+mod retention;
 mod threads;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -47,6 +48,7 @@ CREATE TABLE IF NOT EXISTS sg_runs (
     lease_until INTEGER,
     ended_at INTEGER
 );
+CREATE INDEX IF NOT EXISTS sg_threads_updated ON sg_threads (updated_at);
 CREATE INDEX IF NOT EXISTS sg_runs_thread ON sg_runs (thread_id, seq);
 CREATE INDEX IF NOT EXISTS sg_runs_thread_status ON sg_runs (thread_id, status, seq);
 CREATE INDEX IF NOT EXISTS sg_runs_status ON sg_runs (status, seq);
@@ -114,7 +116,13 @@ CREATE TABLE IF NOT EXISTS sg_assistant_versions (
 ";
 
 /// Columns added to tables of earlier versions, as `(table, column, type)`.
-const ADDED_COLUMNS: &[(&str, &str, &str)] = &[("sg_runs", "run_after", "INTEGER")];
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
+    ("sg_runs", "run_after", "INTEGER"),
+    ("sg_threads", "ttl_ms", "INTEGER"),
+    ("sg_threads", "ttl_strategy", "TEXT"),
+    ("sg_threads", "swept_at", "INTEGER"),
+    ("sg_threads", "sweep_hold", "INTEGER"),
+];
 
 pub(super) const RUN_COLUMNS: &str = "run_id, thread_id, assistant_id, created_at, updated_at, status, \
      metadata, multitask_strategy, kwargs, attempt, cancel, output";

@@ -93,20 +93,9 @@ impl Threads for SqliteDb {
     fn delete_thread(&self, thread_id: String) -> BoxFuture<'_, DbResult<bool>> {
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            tx.execute(
-                "DELETE FROM sg_run_events WHERE run_id IN (SELECT run_id FROM sg_runs WHERE thread_id = ?1)",
-                [&thread_id],
-            )?;
-            tx.execute(
-                "DELETE FROM sg_run_events WHERE run_id = ?1",
-                [&crate::db::thread_events_key(&thread_id)],
-            )?;
-            tx.execute("DELETE FROM sg_runs WHERE thread_id = ?1", [&thread_id])?;
-            // A thread's crons go with it.
-            tx.execute("DELETE FROM sg_crons WHERE thread_id = ?1", [&thread_id])?;
-            let n = tx.execute("DELETE FROM sg_threads WHERE thread_id = ?1", [&thread_id])?;
+            let existed = delete_thread_rows(&tx, &thread_id)?;
             tx.commit()?;
-            Ok(n > 0)
+            Ok(existed)
         })
     }
 
@@ -124,4 +113,21 @@ impl Threads for SqliteDb {
     fn count_threads(&self, query: ThreadQuery) -> BoxFuture<'_, DbResult<u64>> {
         self.call(move |conn| Ok(matching_threads(conn, &query)?.len() as u64))
     }
+}
+
+/// Deletes a thread's rows — its runs and their events, its own events, its crons
+/// and itself — in the caller's transaction; whether it existed.
+pub(super) fn delete_thread_rows(tx: &rusqlite::Connection, thread_id: &str) -> DbResult<bool> {
+    tx.execute(
+        "DELETE FROM sg_run_events WHERE run_id IN (SELECT run_id FROM sg_runs WHERE thread_id = ?1)",
+        [thread_id],
+    )?;
+    tx.execute(
+        "DELETE FROM sg_run_events WHERE run_id = ?1",
+        [&crate::db::thread_events_key(thread_id)],
+    )?;
+    tx.execute("DELETE FROM sg_runs WHERE thread_id = ?1", [thread_id])?;
+    // A thread's crons go with it.
+    tx.execute("DELETE FROM sg_crons WHERE thread_id = ?1", [thread_id])?;
+    Ok(tx.execute("DELETE FROM sg_threads WHERE thread_id = ?1", [thread_id])? > 0)
 }
