@@ -76,7 +76,7 @@ ALTER TABLE sg_threads ADD COLUMN IF NOT EXISTS ttl_ms BIGINT;
 ALTER TABLE sg_threads ADD COLUMN IF NOT EXISTS ttl_strategy TEXT;
 ALTER TABLE sg_threads ADD COLUMN IF NOT EXISTS swept_at BIGINT;
 ALTER TABLE sg_threads ADD COLUMN IF NOT EXISTS sweep_hold BIGINT;
-CREATE INDEX IF NOT EXISTS sg_threads_idle_updated ON sg_threads (updated_at) WHERE status <> 'busy';
+CREATE INDEX IF NOT EXISTS sg_threads_ttl ON sg_threads (updated_at) WHERE ttl_ms IS NOT NULL;
 CREATE TABLE IF NOT EXISTS sg_crons (
     cron_id TEXT PRIMARY KEY,
     assistant_id TEXT NOT NULL,
@@ -162,7 +162,7 @@ const RELATIONS: &[&str] = &[
     "sg_webhooks_due",
     "sg_assistants",
     "sg_assistant_versions",
-    "sg_threads_idle_updated",
+    "sg_threads_ttl",
 ];
 
 /// Whether every relation of `SCHEMA` exists in the connection's schema.

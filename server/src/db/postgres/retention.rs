@@ -59,16 +59,17 @@ impl Retention for PgDb {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let rows = client
                 .query(
-                    "UPDATE sg_threads SET sweep_hold = $3 WHERE thread_id IN (
+                    &format!(
+                        "UPDATE sg_threads SET sweep_hold = $3 WHERE thread_id IN (
                          SELECT thread_id FROM sg_threads
-                         WHERE status <> 'busy'
-                           AND COALESCE(ttl_ms, $2::bigint) IS NOT NULL
-                           AND updated_at + COALESCE(ttl_ms, $2::bigint) <= $1
+                         WHERE {} AND status <> 'busy'
                            AND (swept_at IS NULL OR swept_at < updated_at)
                            AND (sweep_hold IS NULL OR sweep_hold < $1)
                          ORDER BY updated_at LIMIT $4
                          FOR UPDATE SKIP LOCKED)
                      RETURNING thread_id, COALESCE(ttl_strategy, $5::text), updated_at",
+                        expired_filter(default.is_some())
+                    ),
                     &[
                         &now,
                         &default.map(|t| t.after_ms),
@@ -121,5 +122,15 @@ impl Retention for PgDb {
                 .await?;
             Ok(())
         })
+    }
+}
+
+/// Which threads are expired at `$1`: with a default time to live (`$2`) any
+/// thread may be; without one only threads with their own, which an index finds.
+fn expired_filter(default: bool) -> &'static str {
+    if default {
+        "updated_at + COALESCE(ttl_ms, $2::bigint) <= $1"
+    } else {
+        "ttl_ms IS NOT NULL AND updated_at + ttl_ms <= $1 AND $2::bigint IS NULL"
     }
 }

@@ -48,7 +48,6 @@ CREATE TABLE IF NOT EXISTS sg_runs (
     lease_until INTEGER,
     ended_at INTEGER
 );
-CREATE INDEX IF NOT EXISTS sg_threads_updated ON sg_threads (updated_at);
 CREATE INDEX IF NOT EXISTS sg_runs_thread ON sg_runs (thread_id, seq);
 CREATE INDEX IF NOT EXISTS sg_runs_thread_status ON sg_runs (thread_id, status, seq);
 CREATE INDEX IF NOT EXISTS sg_runs_status ON sg_runs (status, seq);
@@ -157,6 +156,10 @@ impl SqliteDb {
                 conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
             }
         }
+        // After the columns it names exist.
+        conn.execute_batch(
+            "CREATE INDEX IF NOT EXISTS sg_threads_ttl ON sg_threads (updated_at) WHERE ttl_ms IS NOT NULL",
+        )?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
         })

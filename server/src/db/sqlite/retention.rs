@@ -47,17 +47,16 @@ impl Retention for SqliteDb {
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let rows = {
-                let mut stmt = tx.prepare(
+                let mut stmt = tx.prepare(&format!(
                     "UPDATE sg_threads SET sweep_hold = ?3 WHERE thread_id IN (
                          SELECT thread_id FROM sg_threads
-                         WHERE status <> 'busy'
-                           AND COALESCE(ttl_ms, ?2) IS NOT NULL
-                           AND updated_at + COALESCE(ttl_ms, ?2) <= ?1
+                         WHERE {} AND status <> 'busy'
                            AND (swept_at IS NULL OR swept_at < updated_at)
                            AND (sweep_hold IS NULL OR sweep_hold < ?1)
                          ORDER BY updated_at LIMIT ?4)
                      RETURNING thread_id, COALESCE(ttl_strategy, ?5), updated_at",
-                )?;
+                    expired_filter(default.is_some())
+                ))?;
                 let limit = i64::try_from(limit).unwrap_or(i64::MAX);
                 let rows = stmt.query_map(
                     params![
@@ -111,5 +110,15 @@ impl Retention for SqliteDb {
             )?;
             Ok(())
         })
+    }
+}
+
+/// Which threads are expired at `?1`: with a default time to live (`?2`) any
+/// thread may be; without one only threads with their own, which an index finds.
+fn expired_filter(default: bool) -> &'static str {
+    if default {
+        "updated_at + COALESCE(ttl_ms, ?2) <= ?1"
+    } else {
+        "ttl_ms IS NOT NULL AND updated_at + ttl_ms <= ?1 AND ?2 IS NULL"
     }
 }
