@@ -1,5 +1,6 @@
 //! `/assistants`: the served graphs, their drawable shape and their JSON Schemas.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Json;
@@ -15,7 +16,7 @@ use crate::app::App;
 use crate::error::{ApiError, Refusals};
 use crate::wire::{
     ASSISTANT_FIELDS, Assistant, AssistantSearch, AssistantSortBy, DrawnEdge, DrawnNode,
-    GraphDrawing, GraphSchemas, SortOrder, check_select, pick,
+    GraphDrawing, GraphSchemas, SortOrder, SubgraphSchemas, check_select, pick,
 };
 
 pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
@@ -25,6 +26,8 @@ pub(super) fn routes() -> OpenApiRouter<Arc<App>> {
         .routes(routes!(one))
         .routes(routes!(graph))
         .routes(routes!(schemas))
+        .routes(routes!(subgraphs))
+        .routes(routes!(subgraphs_in))
 }
 
 /// An assistant named in the path.
@@ -205,4 +208,98 @@ async fn schemas(
     Path(id): Path<String>,
 ) -> Result<Json<GraphSchemas>, ApiError> {
     Ok(Json(app.find_assistant(&id).await?.graph.schemas()))
+}
+
+/// The subgraph namespaces of `shape` under `prefix`: each subgraph node's name, and
+/// with `recurse` the nested ones as `parent|child`.
+fn namespaces(shape: &GraphShape, prefix: &str, recurse: bool, out: &mut Vec<String>) {
+    for node in &shape.nodes {
+        let Some(child) = &node.subgraph else {
+            continue;
+        };
+        let ns = if prefix.is_empty() {
+            node.id.clone()
+        } else {
+            format!("{prefix}|{}", node.id)
+        };
+        if recurse {
+            namespaces(child, &ns, true, out);
+        }
+        out.push(ns);
+    }
+}
+
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct SubgraphParams {
+    /// Nested subgraphs too (`true`/`false`).
+    #[serde(default, deserialize_with = "super::flag")]
+    recurse: Option<bool>,
+}
+
+/// The subgraphs of an assistant's graph, by namespace, that match `only` (a
+/// namespace and, with `recurse`, what is nested in it).
+async fn subgraphs_of(
+    app: &App,
+    id: &str,
+    only: Option<&str>,
+    recurse: bool,
+) -> Result<BTreeMap<String, SubgraphSchemas>, ApiError> {
+    let found = app.find_assistant(id).await?;
+    let mut all = Vec::new();
+    namespaces(
+        &found.graph.shape(),
+        "",
+        recurse || only.is_some(),
+        &mut all,
+    );
+    Ok(all
+        .into_iter()
+        .filter(|ns| {
+            only.is_none_or(|o| {
+                ns == o || (recurse && ns.starts_with(o) && ns[o.len()..].starts_with('|'))
+            })
+        })
+        .filter(|ns| only.is_some() || recurse || !ns.contains('|'))
+        .map(|ns| {
+            let schemas = SubgraphSchemas {
+                graph_id: found.graph.name().to_string(),
+                input_schema: None,
+                output_schema: None,
+                state_schema: None,
+                config_schema: None,
+                context_schema: None,
+            };
+            (ns, schemas)
+        })
+        .collect())
+}
+
+/// The subgraphs of the assistant's graph, by namespace (`recurse`: nested ones as
+/// `parent|child` too).
+#[utoipa::path(get, path = "/assistants/{assistant_id}/subgraphs", tag = "assistants",
+    params(AssistantPath, SubgraphParams),
+    responses((status = 200, description = "Its subgraphs by namespace.", body = BTreeMap<String, SubgraphSchemas>), Refusals))]
+async fn subgraphs(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Params(p): Params<SubgraphParams>,
+) -> Result<Json<BTreeMap<String, SubgraphSchemas>>, ApiError> {
+    Ok(Json(
+        subgraphs_of(&app, &id, None, p.recurse == Some(true)).await?,
+    ))
+}
+
+/// A subgraph of the assistant's graph by namespace (`recurse`: with what is
+/// nested in it).
+#[utoipa::path(get, path = "/assistants/{assistant_id}/subgraphs/{namespace}", tag = "assistants",
+    params(AssistantPath, ("namespace" = String, Path, description = "A subgraph's namespace."), SubgraphParams),
+    responses((status = 200, description = "That subgraph (none when no subgraph has that namespace).", body = BTreeMap<String, SubgraphSchemas>), Refusals))]
+async fn subgraphs_in(
+    State(app): State<Arc<App>>,
+    Path((id, ns)): Path<(String, String)>,
+    Params(p): Params<SubgraphParams>,
+) -> Result<Json<BTreeMap<String, SubgraphSchemas>>, ApiError> {
+    let recurse = p.recurse == Some(true);
+    Ok(Json(subgraphs_of(&app, &id, Some(&ns), recurse).await?))
 }

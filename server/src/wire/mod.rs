@@ -22,7 +22,8 @@ pub(crate) use crons::{CRON_FIELDS, Cron, CronCreate, CronPatch, CronSearch, Cro
 pub(crate) use order::SortOrder;
 pub(crate) use responses::{
     Assistant, Checkpoint, DrawnEdge, DrawnNode, GraphDrawing, GraphSchemas, Health, Info,
-    Interrupt, Item, Namespaces, Run, SearchItems, StateUpdated, Thread, ThreadState, ThreadTask,
+    Interrupt, Item, Namespaces, Run, SearchItems, StateUpdated, SubgraphSchemas, Thread,
+    ThreadState, ThreadTask,
 };
 pub(crate) use retention::{PruneStrategy, Pruned, ThreadPrune, ThreadTtlInfo, TtlRequest};
 pub(crate) use runs::{

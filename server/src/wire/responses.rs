@@ -292,6 +292,25 @@ pub(crate) struct GraphSchemas {
     pub(crate) context_schema: Option<Value>,
 }
 
+/// A subgraph of an assistant's graph, as `/assistants/{id}/subgraphs` lists it: its
+/// schemas are not described (a subgraph's state is a Rust type of its own, with no
+/// JSON Schema required of it), so each is `null`.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct SubgraphSchemas {
+    /// The graph the subgraph belongs to.
+    pub(crate) graph_id: String,
+    #[schema(value_type = Option<Object>)]
+    pub(crate) input_schema: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub(crate) output_schema: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub(crate) state_schema: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub(crate) config_schema: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub(crate) context_schema: Option<Value>,
+}
+
 /// A store item.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct Item {

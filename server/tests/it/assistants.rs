@@ -245,3 +245,30 @@ async fn bad_assistants_are_refused_and_system_ones_are_not_changed() {
     let (_, n) = h.post("/assistants/count", json!({})).await;
     assert_eq!(n, 4, "only the served graphs");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subgraphs_are_listed_by_namespace() {
+    let h = Harness::start().await;
+    let (status, all) = h.get("/assistants/nested/subgraphs").await;
+    assert_eq!(status, 200, "{all}");
+    let names: Vec<&String> = all.as_object().expect("a map").keys().collect();
+    assert_eq!(names, ["inner"]);
+    assert_eq!(all["inner"]["graph_id"], "nested");
+    assert_eq!(all["inner"]["state_schema"], Value::Null);
+    let (_, one) = h
+        .get("/assistants/nested/subgraphs/inner?recurse=true")
+        .await;
+    assert_eq!(one, all);
+    assert_eq!(
+        h.get("/assistants/nested/subgraphs/nowhere").await.1,
+        json!({})
+    );
+    assert_eq!(h.get("/assistants/job/subgraphs").await.1, json!({}));
+    assert_eq!(h.get("/assistants/nobody/subgraphs").await.0, 404);
+    let (status, err) = h.get("/assistants/nested/subgraphs?recurse=maybe").await;
+    assert_eq!(
+        (status, &err["errors"][0]["path"]),
+        (422, &json!("query.recurse")),
+        "{err}"
+    );
+}

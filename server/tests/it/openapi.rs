@@ -128,6 +128,24 @@ async fn every_documented_operation_answers_as_documented() {
     store(&mut c).await;
     crons(&mut c).await;
     assistant_edits(&mut c).await;
+    let (status, _) = c
+        .call(
+            "get",
+            "/assistants/{assistant_id}/subgraphs",
+            "/assistants/nested/subgraphs?recurse=true",
+            None,
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, _) = c
+        .call(
+            "get",
+            "/assistants/{assistant_id}/subgraphs/{namespace}",
+            "/assistants/nested/subgraphs/inner",
+            None,
+        )
+        .await;
+    assert_eq!(status, 200);
     let (status, pruned) = c
         .call(
             "post",

@@ -280,6 +280,13 @@ async def main(url: str, keyed: tuple[str, str] | None) -> int:
 
     await check("assistants create, update (versions), set_latest, run, delete with threads", assistants_lifecycle)
 
+    async def subgraphs():
+        listed = await client.assistants.get_subgraphs(aid, recurse=True)
+        expect(isinstance(listed, dict), f"get_subgraphs: {short(listed)}")
+        expect(await client.assistants.get_subgraphs(aid, namespace="no-such-node") == {}, "an unknown namespace")
+
+    await check("assistants.get_subgraphs answers by namespace", subgraphs)
+
     # ---------------------------------------------------------------- threads
     async def threads_create():
         thread = await client.threads.create(metadata={"suite": TAG, "kind": "main"})
