@@ -72,6 +72,38 @@ impl ApiError {
     }
 }
 
+/// Decodes `value` as a `T`; a 422 naming the field that does not decode, as a
+/// path under `root` (`$` for a request body).
+pub(crate) fn decode_at<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+    root: &str,
+) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." {
+            root.to_string()
+        } else {
+            format!("{root}.{path}")
+        };
+        ApiError::invalid(path, e.into_inner().to_string())
+    })
+}
+
+/// An error and its causes, on one line.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
 /// The body of every error answer.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub(crate) struct ErrorBody {

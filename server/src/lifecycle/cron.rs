@@ -62,15 +62,7 @@ async fn check_payload(
 
 /// A payload as a run request: a field a run request does not take is a 422.
 fn run_request(payload: &Map<String, Value>) -> Result<RunCreate, ApiError> {
-    serde_path_to_error::deserialize::<_, RunCreate>(Value::Object(payload.clone())).map_err(|e| {
-        let path = e.path().to_string();
-        let path = if path == "." {
-            "$".to_string()
-        } else {
-            format!("$.{path}")
-        };
-        ApiError::invalid(path, e.into_inner().to_string())
-    })
+    crate::error::decode_at(Value::Object(payload.clone()), "$")
 }
 
 /// The cron a create request makes (for `thread_id`, or stateless), checked.

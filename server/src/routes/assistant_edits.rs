@@ -49,13 +49,10 @@ fn check_against(
 ) -> Result<(), ApiError> {
     let config = match config {
         None => None,
-        Some(c) => Some(
-            serde_path_to_error::deserialize::<_, RunConfigRequest>(Value::Object(c.clone()))
-                .map_err(|e| {
-                    let path = e.path().to_string();
-                    ApiError::invalid(format!("$.config.{path}"), e.into_inner().to_string())
-                })?,
-        ),
+        Some(c) => Some(crate::error::decode_at::<RunConfigRequest>(
+            Value::Object(c.clone()),
+            "$.config",
+        )?),
     };
     let kwargs = RunKwargs {
         config,

@@ -61,17 +61,7 @@ impl<T: DeserializeOwned + Default, S: Send + Sync> FromRequest<S> for Body<T> {
         {
             return Err(ApiError::invalid(path, NUL));
         }
-        serde_path_to_error::deserialize(value)
-            .map(Body)
-            .map_err(|e| {
-                let path = e.path().to_string();
-                let path = if path == "." {
-                    "$".to_string()
-                } else {
-                    format!("$.{path}")
-                };
-                ApiError::invalid(path, e.into_inner().to_string())
-            })
+        crate::error::decode_at(value, "$").map(Body)
     }
 }
 

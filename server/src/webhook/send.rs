@@ -51,7 +51,11 @@ impl Sender {
                 signature(secret, now_ms() / 1000, &bytes),
             );
         }
-        let answer = req.body(bytes).send().await.map_err(|e| error_chain(&e))?;
+        let answer = req
+            .body(bytes)
+            .send()
+            .await
+            .map_err(|e| crate::error::error_chain(&e))?;
         if answer.status().is_success() {
             Ok(())
         } else {
@@ -75,20 +79,6 @@ pub(crate) fn signature(secret: &str, at: i64, body: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect();
     format!("t={at},v1={hex}")
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 /// The call a run's end makes, if the run asked for one: the run as the API shows

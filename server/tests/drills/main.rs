@@ -150,67 +150,81 @@ fn main() {
         return;
     }
     let url = pg::postgres_url("drills");
-    // The drills run at once (each on its own schema or file, with its own server
-    // processes): they spend most of their time waiting on leases and pauses.
-    let mut running = Vec::new();
-    for (name, drill) in [
-        ("kill_on_postgres", Which::KillPostgres),
-        ("pause_on_postgres", Which::PausePostgres),
-        ("pause_on_sqlite", Which::PauseSqlite),
-        ("kill_while_creating_on_postgres", Which::CreatePostgres),
-        ("kill_while_creating_on_sqlite", Which::CreateSqlite),
-        ("webhook_on_postgres", Which::WebhookPostgres),
-        ("webhook_on_sqlite", Which::WebhookSqlite),
-        ("cron_on_postgres", Which::CronPostgres),
-        ("cron_on_sqlite", Which::CronSqlite),
-    ] {
-        // `SG_DRILL_ONLY=pause` runs the drills whose names contain `pause`.
-        if std::env::var("SG_DRILL_ONLY").is_ok_and(|only| !name.contains(&only)) {
-            continue;
-        }
-        let drill: std::pin::Pin<Box<dyn Future<Output = String> + Send>> = match (drill, &url) {
-            (Which::KillPostgres, Some(url)) => Box::pin(kill::drill(url.clone())),
-            (Which::CreatePostgres, Some(url)) => {
-                Box::pin(create::drill(Backend::postgres(url, "sg_srv_create")))
-            }
-            (Which::CreateSqlite, _) => Box::pin(create::drill(Backend::sqlite())),
-            (Which::PausePostgres, Some(url)) => {
-                Box::pin(pause::drill(Backend::postgres(url, "sg_srv_pause")))
-            }
-            (Which::PauseSqlite, _) => Box::pin(pause::drill(Backend::sqlite())),
-            (Which::CronPostgres, Some(url)) => {
-                Box::pin(cron::drill(Backend::postgres(url, "sg_srv_cron_drill"), 3))
-            }
-            (Which::CronSqlite, _) => Box::pin(cron::drill(Backend::sqlite(), 2)),
-            (Which::WebhookPostgres, Some(url)) => {
-                Box::pin(webhook::drill(Backend::postgres(url, "sg_srv_hook_drill")))
-            }
-            (Which::WebhookSqlite, _) => Box::pin(webhook::drill(Backend::sqlite())),
-            (_, None) => {
-                println!("test {name} ... skipped");
+    // The drills of a wave run at once (each on its own schema or file, with its own
+    // server processes): they spend most of their time waiting on leases and
+    // pauses. The second wave's processes would take more PostgreSQL connections
+    // than a default server has beside the first's.
+    let waves: [&[(&str, Which)]; 2] = [
+        &[
+            ("kill_on_postgres", Which::KillPostgres),
+            ("pause_on_postgres", Which::PausePostgres),
+            ("pause_on_sqlite", Which::PauseSqlite),
+            ("kill_while_creating_on_postgres", Which::CreatePostgres),
+            ("kill_while_creating_on_sqlite", Which::CreateSqlite),
+            ("webhook_on_postgres", Which::WebhookPostgres),
+            ("webhook_on_sqlite", Which::WebhookSqlite),
+            ("cron_on_sqlite", Which::CronSqlite),
+        ],
+        &[("cron_on_postgres", Which::CronPostgres)],
+    ];
+    let mut failed = Vec::new();
+    for wave in waves {
+        let mut running = Vec::new();
+        for &(name, which) in wave {
+            // `SG_DRILL_ONLY=pause` runs the drills whose names contain `pause`.
+            if std::env::var("SG_DRILL_ONLY").is_ok_and(|only| !name.contains(&only)) {
                 continue;
             }
-        };
-        let started = Instant::now();
-        running.push((
-            name,
-            runtime.spawn(async move { (drill.await, started.elapsed()) }),
-        ));
-    }
-    let mut failed = Vec::new();
-    for (name, handle) in running {
-        match runtime.block_on(handle) {
-            Ok((stats, took)) => {
-                println!("test {name} ... ok ({stats}, {:.1} s)", took.as_secs_f64());
-            }
-            // Its panic message is above, on stderr.
-            Err(_) => {
-                println!("test {name} ... FAILED");
-                failed.push(name);
+            let Some(drill) = drill_of(which, url.as_deref()) else {
+                println!("test {name} ... skipped");
+                continue;
+            };
+            let started = Instant::now();
+            running.push((
+                name,
+                runtime.spawn(async move { (drill.await, started.elapsed()) }),
+            ));
+        }
+        for (name, handle) in running {
+            match runtime.block_on(handle) {
+                Ok((stats, took)) => {
+                    println!("test {name} ... ok ({stats}, {:.1} s)", took.as_secs_f64());
+                }
+                // Its panic message is above, on stderr.
+                Err(_) => {
+                    println!("test {name} ... FAILED");
+                    failed.push(name);
+                }
             }
         }
     }
     assert!(failed.is_empty(), "drills failed: {failed:?}");
+}
+
+type DrillRun = std::pin::Pin<Box<dyn Future<Output = String> + Send>>;
+
+/// The drill `which` names; `None` for a PostgreSQL drill without a URL.
+fn drill_of(which: Which, url: Option<&str>) -> Option<DrillRun> {
+    Some(match (which, url) {
+        (Which::KillPostgres, Some(url)) => Box::pin(kill::drill(url.to_string())),
+        (Which::CreatePostgres, Some(url)) => {
+            Box::pin(create::drill(Backend::postgres(url, "sg_srv_create")))
+        }
+        (Which::CreateSqlite, _) => Box::pin(create::drill(Backend::sqlite())),
+        (Which::PausePostgres, Some(url)) => {
+            Box::pin(pause::drill(Backend::postgres(url, "sg_srv_pause")))
+        }
+        (Which::PauseSqlite, _) => Box::pin(pause::drill(Backend::sqlite())),
+        (Which::CronPostgres, Some(url)) => {
+            Box::pin(cron::drill(Backend::postgres(url, "sg_srv_cron_drill"), 3))
+        }
+        (Which::CronSqlite, _) => Box::pin(cron::drill(Backend::sqlite(), 2)),
+        (Which::WebhookPostgres, Some(url)) => {
+            Box::pin(webhook::drill(Backend::postgres(url, "sg_srv_hook_drill")))
+        }
+        (Which::WebhookSqlite, _) => Box::pin(webhook::drill(Backend::sqlite())),
+        (_, None) => return None,
+    })
 }
 
 /// Which drill.

@@ -434,3 +434,54 @@ async fn a_delayed_run_survives_a_restart() {
     assert_eq!(out["log"], json!(["first", "second"]));
     second.running.shutdown().await.expect("a clean shutdown");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_opening_one_file_at_once_and_an_older_file_all_start() {
+    // Four processes' worth of servers opening a new file together: the tables and
+    // columns are made once.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("server.sqlite");
+    let starts = (0..4).map(|_| {
+        let file = file.clone();
+        tokio::spawn(async move {
+            common::with_graphs(stategraph_server::Server::new())
+                .sqlite(file)
+                .workers(0)
+                .bind("127.0.0.1:0")
+                .await
+        })
+    });
+    for started in futures::future::join_all(starts).await {
+        let running = started.expect("a task").expect("the server starts");
+        running.shutdown().await.expect("a clean shutdown");
+    }
+
+    // A file an earlier version made (its runs table without `run_after`, its
+    // threads without times to live) gains the columns, and runs run.
+    let old = dir.path().join("old.sqlite");
+    let db = rusqlite::Connection::open(&old).expect("a file");
+    db.execute_batch(
+        "CREATE TABLE sg_threads (thread_id TEXT PRIMARY KEY, created_at INTEGER NOT NULL,
+             updated_at INTEGER NOT NULL, metadata TEXT NOT NULL, status TEXT NOT NULL,
+             state_values TEXT NOT NULL, interrupts TEXT NOT NULL);
+         CREATE TABLE sg_runs (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE,
+             thread_id TEXT NOT NULL, assistant_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+             updated_at INTEGER NOT NULL, status TEXT NOT NULL, metadata TEXT NOT NULL,
+             multitask_strategy TEXT NOT NULL, kwargs TEXT NOT NULL, attempt INTEGER NOT NULL DEFAULT 0,
+             cancel TEXT, output TEXT, worker TEXT, lease_until INTEGER, ended_at INTEGER);
+         INSERT INTO sg_threads VALUES ('kept', 1, 1, '{}', 'idle', '{}', '[]');",
+    )
+    .expect("the old tables");
+    drop(db);
+    let h = Harness::bind(common::with_graphs(stategraph_server::Server::new()).sqlite(&old)).await;
+    assert_eq!(h.get("/threads/kept").await.0, 200);
+    let t = h.thread().await;
+    let run = h
+        .background(
+            &t,
+            json!({ "assistant_id": "job", "input": {}, "after_seconds": 0.2 }),
+        )
+        .await;
+    assert_eq!(h.join(&t, &run).await["log"], json!(["first", "second"]));
+    h.running.shutdown().await.expect("a clean shutdown");
+}

@@ -186,7 +186,7 @@ impl PgDb {
     pub(crate) async fn connect(url: &str, options: PostgresOptions) -> DbResult<Self> {
         let pool = connect_pool(url, &options)
             .await
-            .map_err(|e| DbError::Connect(error_chain(&e)))?;
+            .map_err(|e| DbError::Connect(crate::error::error_chain(&e)))?;
         let db = Self {
             pool,
             url: url.to_string(),
@@ -214,7 +214,7 @@ impl PgDb {
         self.pool
             .get()
             .await
-            .map_err(|e| DbError::Connect(error_chain(&e)))
+            .map_err(|e| DbError::Connect(crate::error::error_chain(&e)))
     }
 }
 
@@ -231,21 +231,6 @@ impl Drop for PgDb {
 /// The client of a pooled connection.
 pub(super) fn pg(c: &Object) -> &tokio_postgres::Client {
     c
-}
-
-/// An error and its causes, for [`DbError::Connect`].
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 /// A duration in (fractional) milliseconds, for `$n * interval '1 millisecond'`.
@@ -297,7 +282,7 @@ pub(super) fn run_row(row: &Row) -> DbResult<RunRow> {
 async fn open_listener(url: &str, options: &PostgresOptions) -> DbResult<PostgresListener> {
     let listener = connect_listener(url, options)
         .await
-        .map_err(|e| DbError::Connect(error_chain(&e)))?;
+        .map_err(|e| DbError::Connect(crate::error::error_chain(&e)))?;
     listener
         .client()
         .batch_execute(&format!("LISTEN {CHANNEL}"))

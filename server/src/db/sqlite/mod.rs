@@ -136,16 +136,19 @@ pub(crate) struct SqliteDb {
 impl SqliteDb {
     /// Opens (creating) the tables in the file at `path`.
     pub(crate) fn open(path: &Path) -> DbResult<Self> {
-        let conn = Connection::open(path)?;
+        let mut conn = Connection::open(path)?;
         conn.busy_timeout(Duration::from_secs(30))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // The queue's own commits do not wait for the disk: in WAL mode a commit is
         // durable against a crash of the process (what the queue must survive); the
         // checkpoint saver's commits, which fsync, carry them to the disk with theirs.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.execute_batch(SCHEMA)?;
+        // One writer at a time: processes opening the file together create the
+        // tables and add the columns once.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute_batch(SCHEMA)?;
         for (table, column, kind) in ADDED_COLUMNS {
-            let present: Option<i64> = conn
+            let present: Option<i64> = tx
                 .query_row(
                     &format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"),
                     [column],
@@ -153,13 +156,14 @@ impl SqliteDb {
                 )
                 .optional()?;
             if present.is_none() {
-                conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
+                tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
             }
         }
         // After the columns it names exist.
-        conn.execute_batch(
+        tx.execute_batch(
             "CREATE INDEX IF NOT EXISTS sg_threads_ttl ON sg_threads (updated_at) WHERE ttl_ms IS NOT NULL",
         )?;
+        tx.commit()?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
         })
