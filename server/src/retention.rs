@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::app::App;
-use crate::db::{Ttl, now_ms};
+use crate::db::{ThreadStatus, Ttl, now_ms};
 use crate::error::ApiError;
 
 /// How often an idle sweeper looks for expired threads.
@@ -22,6 +22,8 @@ const SWEEP_EVERY: Duration = Duration::from_secs(1);
 const BATCH: usize = 100;
 /// How long a claimed thread is held by its sweeper.
 const HOLD: Duration = Duration::from_secs(60);
+/// How long a sweep or prune waits for a run writing the thread.
+const LOCK_WAIT: Duration = Duration::from_millis(200);
 
 /// What happens to a thread whose time to live is over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,6 +112,21 @@ pub(crate) async fn sweep_once(app: &App) -> usize {
         }
     };
     for e in &expired {
+        // The thread's writer lock, as a run takes it: no run writes it meanwhile.
+        // One busy now is left to its hold's end.
+        let Ok(_writer) = app.saver.lock_thread(&e.thread_id, LOCK_WAIT).await else {
+            continue;
+        };
+        let unchanged = app
+            .db
+            .get_thread(e.thread_id.clone())
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|t| t.updated_at == e.updated_at && t.status != ThreadStatus::Busy);
+        if !unchanged {
+            continue;
+        }
         let swept = if e.keep_latest {
             match app.saver.prune(&e.thread_id, 1).await {
                 Ok(()) => app.db.mark_swept(e.thread_id.clone(), e.updated_at).await,
@@ -151,9 +168,12 @@ pub(crate) async fn prune_thread(
     let Some(t) = app.db.get_thread(thread_id.to_string()).await? else {
         return Ok(false);
     };
-    if t.status == crate::db::ThreadStatus::Busy {
+    if t.status == ThreadStatus::Busy {
         return Ok(false);
     }
+    let Ok(_writer) = app.saver.lock_thread(thread_id, LOCK_WAIT).await else {
+        return Ok(false);
+    };
     if keep_latest {
         app.saver
             .prune(thread_id, 1)

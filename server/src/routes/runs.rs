@@ -167,8 +167,20 @@ async fn stateless_background(
     State(app): State<Arc<App>>,
     Body(req): Body<RunCreate>,
 ) -> Result<Response, ApiError> {
+    let on_completion = req.on_completion;
     let row = create_run(&app, None, req).await?;
+    delete_when_done(&app, &row, on_completion);
     Ok(located(&row, Json(Run::from(&row))))
+}
+
+/// A stateless background run's thread goes once the run ended, unless the run
+/// asked to keep it (`on_completion: "keep"`).
+fn delete_when_done(app: &Arc<App>, row: &RunRow, on_completion: Option<OnCompletion>) {
+    if on_completion.unwrap_or(OnCompletion::Delete) == OnCompletion::Delete {
+        let app = app.clone();
+        let (thread, run) = (row.thread_id.clone(), row.run_id.clone());
+        tokio::spawn(async move { delete_after(&app, &thread, &run).await });
+    }
 }
 
 /// Runs on a new thread of its own and streams its events.
@@ -383,6 +395,7 @@ async fn batch(
 ) -> Result<Json<Vec<Run>>, ApiError> {
     // Every run is checked before any is queued: a bad one queues none.
     let mut prepared = Vec::with_capacity(reqs.len());
+    let completions: Vec<Option<OnCompletion>> = reqs.iter().map(|r| r.on_completion).collect();
     for (i, req) in reqs.into_iter().enumerate() {
         prepared.push(prepare_run(&app, None, req).await.map_err(|mut e| {
             for (path, _) in &mut e.errors {
@@ -393,8 +406,10 @@ async fn batch(
         })?);
     }
     let mut out = Vec::with_capacity(prepared.len());
-    for p in prepared {
-        out.push(Run::from(&queue_run(&app, p).await?));
+    for (p, on_completion) in prepared.into_iter().zip(completions) {
+        let row = queue_run(&app, p).await?;
+        delete_when_done(&app, &row, on_completion);
+        out.push(Run::from(&row));
     }
     Ok(Json(out))
 }

@@ -126,6 +126,19 @@ fn input_error(e: InputError) -> ApiError {
     }
 }
 
+/// How many times a read is tried again when the thread was pruned under it.
+const READ_TRIES: usize = 3;
+
+/// Whether a read failed because the thread was pruned while it read (a
+/// checkpoint it listed lost the values it needs): read again, it is gone from
+/// the listing now.
+fn pruned_meanwhile(e: &RunError) -> bool {
+    matches!(
+        e,
+        RunError::Checkpoint(stategraph::checkpoint::CheckpointError::MissingValue { .. })
+    )
+}
+
 fn run_error(e: RunError) -> ApiError {
     match e {
         RunError::NothingToContinue { .. } => ApiError::bad_request(e.to_string()),
@@ -395,12 +408,18 @@ impl<S: GraphState> Served for Entry<S> {
             if let Some(id) = checkpoint_id {
                 config = config.checkpoint(id);
             }
-            let snapshot = if subgraphs {
-                self.graph.get_state_subgraphs(&config).await
-            } else {
-                self.graph.get_state(&config).await
-            }
-            .map_err(run_error)?;
+            let mut tries = 0;
+            let snapshot = loop {
+                let read = if subgraphs {
+                    self.graph.get_state_subgraphs(&config).await
+                } else {
+                    self.graph.get_state(&config).await
+                };
+                match read {
+                    Err(e) if pruned_meanwhile(&e) && tries < READ_TRIES => tries += 1,
+                    other => break other.map_err(run_error)?,
+                }
+            };
             Ok(snapshot.as_ref().map(crate::wire::thread_state))
         })
     }
@@ -412,11 +431,13 @@ impl<S: GraphState> Served for Entry<S> {
     ) -> BoxFuture<'a, Result<Vec<ThreadState>, ApiError>> {
         Box::pin(async move {
             let config = RunConfig::new().thread(thread_id);
-            let list = self
-                .graph
-                .get_state_history(&config, &options)
-                .await
-                .map_err(run_error)?;
+            let mut tries = 0;
+            let list = loop {
+                match self.graph.get_state_history(&config, &options).await {
+                    Err(e) if pruned_meanwhile(&e) && tries < READ_TRIES => tries += 1,
+                    other => break other.map_err(run_error)?,
+                }
+            };
             Ok(list.iter().map(crate::wire::thread_state).collect())
         })
     }

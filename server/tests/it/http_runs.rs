@@ -419,6 +419,31 @@ async fn a_stateless_run_returns_its_values_and_leaves_no_thread() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_background_run_leaves_no_thread_unless_asked_to_keep_it() {
+    let h = Harness::start().await;
+    let gone = json!({ "assistant_id": "job", "input": { "delay_ms": 1 } });
+    let (_, run) = h.post("/runs", gone.clone()).await;
+    let (_, batch) = h.post("/runs/batch", json!([gone])).await;
+    let kept = json!({ "assistant_id": "job", "input": {}, "on_completion": "keep" });
+    let (_, keep) = h.post("/runs", kept).await;
+    let keep_thread = keep["thread_id"].as_str().expect("a thread").to_string();
+    h.join(&keep_thread, keep["run_id"].as_str().expect("a run"))
+        .await;
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    for t in [&run["thread_id"], &batch[0]["thread_id"]] {
+        let t = t.as_str().expect("a thread");
+        while h.get(&format!("/threads/{t}")).await.0 != 404 {
+            assert!(
+                std::time::Instant::now() < until,
+                "thread {t} outlived its run"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    assert_eq!(h.get(&format!("/threads/{keep_thread}")).await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_does_not_wait_for_open_streams_or_waiting_clients() {
     let h = Harness::start().await;
     let t = h.thread().await;

@@ -282,3 +282,53 @@ async fn bad_ttls_and_prunes_are_422s_naming_the_field() {
     let (_, n) = h.post("/threads/count", json!({})).await;
     assert_eq!(n, 1, "a refused create made a thread");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_racing_a_prune_answer_and_runs_keep_their_state() {
+    let h = Harness::start().await;
+    for round in 0..5 {
+        let t = thread_with(&h, "race", None, 20).await;
+        let reader = {
+            let (http, base, t) = (h.http.clone(), h.base.clone(), t.clone());
+            tokio::spawn(async move {
+                for _ in 0..40 {
+                    for path in ["history", "state"] {
+                        let r = if path == "history" {
+                            common::post(
+                                &http,
+                                &format!("{base}/threads/{t}/history"),
+                                json!({ "limit": 100 }),
+                            )
+                            .await
+                        } else {
+                            common::read(
+                                http.get(format!("{base}/threads/{t}/state"))
+                                    .send()
+                                    .await
+                                    .expect("a response"),
+                            )
+                            .await
+                        };
+                        assert_eq!(r.0, 200, "round {round}: {path} racing a prune: {}", r.1);
+                    }
+                }
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let (_, pruned) = h
+            .post(
+                "/threads/prune",
+                json!({ "thread_ids": [t], "strategy": "keep_latest" }),
+            )
+            .await;
+        assert_eq!(pruned, json!({ "pruned_count": 1 }));
+        reader.await.expect("the reader");
+        assert_eq!(history_len(&h, &t).await, 1);
+        // A run continues from the kept checkpoint.
+        let run = h
+            .background(&t, json!({ "assistant_id": "job", "input": {} }))
+            .await;
+        let out = h.join(&t, &run).await;
+        assert_eq!(out["log"], json!(["first", "second"]), "{out}");
+    }
+}
