@@ -89,10 +89,17 @@ pub(crate) async fn prepare_run(
     })
 }
 
+/// The longest `after_seconds`: ten years.
+const MOST_DELAY: f64 = 10.0 * 365.0 * 86_400.0;
+
 /// `after_seconds`: how long the run waits before a worker may claim it.
 fn delay_of(after_seconds: Option<f64>) -> Result<Option<std::time::Duration>, ApiError> {
     match after_seconds {
         None | Some(0.0) => Ok(None),
+        Some(s) if s > MOST_DELAY => Err(ApiError::invalid(
+            "$.after_seconds",
+            format!("{s} seconds is more than ten years: give a shorter delay"),
+        )),
         Some(s) => std::time::Duration::try_from_secs_f64(s)
             .map(Some)
             .map_err(|_| {

@@ -23,7 +23,11 @@ const MAX_WAIT: Duration = Duration::from_secs(300);
 pub(crate) async fn deliver_webhooks(app: Arc<App>, mut stop: watch::Receiver<bool>) {
     loop {
         let now = now_ms();
-        let hold = app.webhooks.config.timeout + Duration::from_secs(5);
+        let hold = app
+            .webhooks
+            .config
+            .timeout
+            .saturating_add(Duration::from_secs(5));
         let until = now.saturating_add(i64::try_from(hold.as_millis()).unwrap_or(i64::MAX));
         let due = match app.db.claim_deliveries(now, until, BATCH).await {
             Ok(due) => due,

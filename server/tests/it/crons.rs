@@ -361,6 +361,8 @@ async fn bad_crons_and_delays_are_422s_naming_the_field() {
     for (after, field) in [
         (json!(-1), "$.after_seconds"),
         (json!("soon"), "$.after_seconds"),
+        (json!(1e300), "$.after_seconds"),
+        (json!(9.0e15), "$.after_seconds"),
     ] {
         let (status, err) = h
             .post(
