@@ -138,32 +138,17 @@ impl SqliteDb {
     pub(crate) fn open(path: &Path) -> DbResult<Self> {
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(Duration::from_secs(30))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        // The queue's own commits do not wait for the disk: in WAL mode a commit is
-        // durable against a crash of the process (what the queue must survive); the
-        // checkpoint saver's commits, which fsync, carry them to the disk with theirs.
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        // One writer at a time: processes opening the file together create the
-        // tables and add the columns once.
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        tx.execute_batch(SCHEMA)?;
-        for (table, column, kind) in ADDED_COLUMNS {
-            let present: Option<i64> = tx
-                .query_row(
-                    &format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"),
-                    [column],
-                    |row| row.get(0),
-                )
-                .optional()?;
-            if present.is_none() {
-                tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
+        // Switching to WAL does not wait for a process that is making the tables
+        // at the same moment (SQLite answers busy at once): try again, a while.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            match prepare(&mut conn) {
+                Err(DbError::Sqlite(e)) if busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => break other?,
             }
         }
-        // After the columns it names exist.
-        tx.execute_batch(
-            "CREATE INDEX IF NOT EXISTS sg_threads_ttl ON sg_threads (updated_at) WHERE ttl_ms IS NOT NULL",
-        )?;
-        tx.commit()?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
         })
@@ -354,4 +339,42 @@ pub(super) fn matching_threads(conn: &Connection, query: &ThreadQuery) -> DbResu
         if query.ascending { by } else { by.reverse() }
     });
     Ok(out)
+}
+
+/// Whether SQLite refused because another connection holds the file.
+fn busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Sets the file's journal up and creates the tables and columns, under one write
+/// lock: processes opening the file together create them once.
+fn prepare(conn: &mut Connection) -> DbResult<()> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // The queue's own commits do not wait for the disk: in WAL mode a commit is
+    // durable against a crash of the process (what the queue must survive); the
+    // checkpoint saver's commits, which fsync, carry them to the disk with theirs.
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute_batch(SCHEMA)?;
+    for (table, column, kind) in ADDED_COLUMNS {
+        let present: Option<i64> = tx
+            .query_row(
+                &format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"),
+                [column],
+                |row| row.get(0),
+            )
+            .optional()?;
+        if present.is_none() {
+            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
+        }
+    }
+    // After the columns it names exist.
+    tx.execute_batch(
+        "CREATE INDEX IF NOT EXISTS sg_threads_ttl ON sg_threads (updated_at) WHERE ttl_ms IS NOT NULL",
+    )?;
+    tx.commit()?;
+    Ok(())
 }
