@@ -37,30 +37,41 @@ async fn current(c: &impl GenericClient, id: &str, lock: bool) -> DbResult<Optio
         .transpose()
 }
 
-/// Writes `a` into `table` (the current row, or a version), replacing any same key.
-async fn write(c: &impl GenericClient, table: &str, key: &str, a: &AssistantRow) -> DbResult<()> {
-    c.execute(
-        &format!(
-            "INSERT INTO {table} ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-             ON CONFLICT ({key}) DO UPDATE SET graph_id = $2, name = $3, description = $4,
-                 config = $5, context = $6, metadata = $7, version = $8, created_at = $9,
-                 updated_at = $10"
-        ),
-        &[
-            &a.assistant_id,
-            &a.graph_id,
-            &a.name,
-            &a.description,
-            &Value::Object(a.config.clone()),
-            &Value::Object(a.context.clone()),
-            &Value::Object(a.metadata.clone()),
-            &a.version,
-            &a.created_at,
-            &a.updated_at,
-        ],
-    )
-    .await?;
-    Ok(())
+/// Writes `a` into `table` (the current row, or a version): a row of the same key
+/// is replaced, or with `keep` left as it is. How many rows were written.
+async fn write(
+    c: &impl GenericClient,
+    (table, key): (&str, &str),
+    keep: bool,
+    a: &AssistantRow,
+) -> DbResult<u64> {
+    let on_conflict = if keep {
+        "DO NOTHING"
+    } else {
+        "DO UPDATE SET graph_id = $2, name = $3, description = $4, config = $5, context = $6,
+             metadata = $7, version = $8, created_at = $9, updated_at = $10"
+    };
+    let n = c
+        .execute(
+            &format!(
+                "INSERT INTO {table} ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                 ON CONFLICT ({key}) {on_conflict}"
+            ),
+            &[
+                &a.assistant_id,
+                &a.graph_id,
+                &a.name,
+                &a.description,
+                &Value::Object(a.config.clone()),
+                &Value::Object(a.context.clone()),
+                &Value::Object(a.metadata.clone()),
+                &a.version,
+                &a.created_at,
+                &a.updated_at,
+            ],
+        )
+        .await?;
+    Ok(n)
 }
 
 const CURRENT: (&str, &str) = ("sg_assistants", "assistant_id");
@@ -77,26 +88,7 @@ impl Assistants for PgDb {
             let tx = client.transaction().await?;
             let now = now_ms();
             (row.version, row.created_at, row.updated_at) = (1, now, now);
-            let inserted = tx
-                .execute(
-                    &format!(
-                        "INSERT INTO sg_assistants ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-                         ON CONFLICT (assistant_id) DO NOTHING"
-                    ),
-                    &[
-                        &row.assistant_id,
-                        &row.graph_id,
-                        &row.name,
-                        &row.description,
-                        &Value::Object(row.config.clone()),
-                        &Value::Object(row.context.clone()),
-                        &Value::Object(row.metadata.clone()),
-                        &row.version,
-                        &row.created_at,
-                        &row.updated_at,
-                    ],
-                )
-                .await?;
+            let inserted = write(&*tx, CURRENT, true, &row).await?;
             if inserted == 0 {
                 let existing = current(&*tx, &row.assistant_id, false).await?;
                 return match existing {
@@ -107,7 +99,7 @@ impl Assistants for PgDb {
                     ))),
                 };
             }
-            write(&*tx, VERSIONS.0, VERSIONS.1, &row).await?;
+            write(&*tx, VERSIONS, false, &row).await?;
             tx.commit().await?;
             Ok(row)
         })
@@ -139,8 +131,8 @@ impl Assistants for PgDb {
                 .await?
                 .try_get(0)?;
             let next = change.apply(&now, last + 1, now_ms());
-            write(&*tx, CURRENT.0, CURRENT.1, &next).await?;
-            write(&*tx, VERSIONS.0, VERSIONS.1, &next).await?;
+            write(&*tx, CURRENT, false, &next).await?;
+            write(&*tx, VERSIONS, false, &next).await?;
             tx.commit().await?;
             Ok(Some(next))
         })
@@ -225,7 +217,7 @@ impl Assistants for PgDb {
             };
             chosen.created_at = now.created_at;
             chosen.updated_at = now_ms();
-            write(&*tx, CURRENT.0, CURRENT.1, &chosen).await?;
+            write(&*tx, CURRENT, false, &chosen).await?;
             tx.commit().await?;
             Ok(Some(chosen))
         })
